@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses shared by the subcommands.
+const (
+	exitOK    = 0
+	exitError = 1 // evaluation or I/O failed
+	exitUsage = 2 // the command line was wrong
+)
+
+// globals are the flags every subcommand understands.
+type globals struct {
+	config string // --config, else $EXECGATE_CONFIG, else the XDG default
+	agent  string // --agent, else $EXECGATE_AGENT, else detected
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+// usageError marks errors that should exit with exitUsage.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitCodeError lets a subcommand choose its exit status without printing.
+type exitCodeError struct{ code int }
+
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	root := newRootCmd(g)
+	root.SetArgs(args[1:])
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ec exitCodeError
+	if errors.As(err, &ec) {
+		return ec.code
+	}
+	fmt.Fprintf(stderr, "execgate: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "execgate",
+		Short:         "A human-in-the-loop gate for the shell commands AI agents run",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (default $EXECGATE_CONFIG or $XDG_CONFIG_HOME/execgate/exec-approvals.json)")
+	root.PersistentFlags().StringVar(&g.agent, "agent", "", "agent id (default $EXECGATE_AGENT or detected from the environment)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newCheckCmd(g))
+	root.AddCommand(configCommands(g)...)
+	return root
+}
