@@ -1,0 +1,448 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// Defaults for the output settings; Options itself has no defaults except
+// where noted, so the caller applies these when the configuration is silent.
+const (
+	DefaultMaxBytes      = 200000                 // output.maxBytes
+	DefaultTailBytes     = 20000                  // output.tailBytes
+	DefaultSpillMaxBytes = 64 << 20               // output.spillMaxBytes
+	DefaultSpillKeep     = 10                     // spill files kept: at most 640 MiB
+	DefaultGrace         = 100 * time.Millisecond // reading on after the shell exits
+)
+
+// killDelay is how long a cancelled command has between SIGTERM and SIGKILL.
+const killDelay = 2 * time.Second
+
+// readChunk is the size of each read from the command's pipes; it matches the
+// default Linux pipe capacity so that one read usually empties the pipe.
+const readChunk = 64 << 10
+
+// Options says what to run and where its output goes.
+type Options struct {
+	// Shell is the absolute path of the shell (see FindShell). Run and Exec
+	// refuse a path that is the running executable.
+	Shell string
+	// Argv is the full argument vector given to the shell, argv[0] included,
+	// exactly as the shim received it.
+	Argv []string
+	// Env is the environment; nil means this process's environment.
+	Env []string
+	// Dir is the working directory; "" means this process's.
+	Dir string
+
+	// Stdin is the command's standard input; an *os.File (normally
+	// os.Stdin) is handed to the shell untouched, nil means /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr receive the command's output; nil discards it.
+	Stdout, Stderr io.Writer
+
+	// MaxBytes caps the combined stdout+stderr the caller receives; 0
+	// disables the cap, and *os.File writers are then given to the shell
+	// directly. The first MaxBytes-TailBytes bytes are passed on as they
+	// arrive, the rest when the command ends. Output over the cap becomes
+	// head, one marker line
+	//	… [execgate: N bytes omitted; full output: PATH] …
+	// and tail; the marker goes to stdout if stdout lost bytes, else to
+	// stderr. Output within the cap is passed on byte for byte.
+	MaxBytes int64
+	// TailBytes is how much of the end of the output is kept when it is cut
+	// (at most MaxBytes), and the size of Result.Tail.
+	TailBytes int64
+	// SpillDir is where the full output of a cut command is saved
+	// (DefaultSpillDir); "" disables saving.
+	SpillDir string
+	// SpillMaxBytes bounds each spill file; 0 disables saving.
+	SpillMaxBytes int64
+	// SpillKeep is how many spill files are kept; 0 means DefaultSpillKeep.
+	// Pruning cannot be turned off: spills would pile up without bound.
+	SpillKeep int
+	// Now names spill files; nil means time.Now.
+	Now func() time.Time
+
+	// Grace is how long output is still read after the shell exits, for
+	// background jobs that hold the pipes; 0 means DefaultGrace.
+	Grace time.Duration
+	// ForwardSignals relays SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGWINCH
+	// received by this process to the command while it runs. The shim sets
+	// it; a daemon that runs commands must not, or it would swallow its own
+	// signals.
+	ForwardSignals bool
+	// Logger receives diagnostics; nil discards them. Nothing is ever
+	// written into the command's output.
+	Logger *slog.Logger
+}
+
+// Result describes a finished command.
+type Result struct {
+	// ExitStatus is the shell's exit status, or 128+n if signal n killed it,
+	// as bash reports it.
+	ExitStatus int
+	// Signaled says a signal killed the shell; Signal is that signal. A
+	// shim that wants its parent to see exactly what bash would show can
+	// re-raise it.
+	Signaled bool
+	Signal   syscall.Signal
+	// Bytes is the combined size of the captured output; output that went
+	// straight to the caller's files is not counted.
+	Bytes int64
+	// Omitted is how many bytes the cap removed (0 if the output fit).
+	Omitted int64
+	// SpillPath is the file holding the full output when it was cut and
+	// saved, else "".
+	SpillPath string
+	// Tail is the last TailBytes bytes of the captured output, for the
+	// audit log.
+	Tail []byte
+	// Duration runs from starting the shell to collecting its output.
+	Duration time.Duration
+}
+
+// forwarded are the signals relayed to the command.
+func forwarded() []os.Signal {
+	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH}
+}
+
+// Passthrough reports whether both output streams are terminals, in which
+// case the caller should use Exec: nothing needs capping when a human is
+// watching, and the shell then behaves exactly as if run directly.
+func Passthrough(stdout, stderr *os.File) bool {
+	return stdout != nil && stderr != nil && isTerminal(stdout) && isTerminal(stderr)
+}
+
+// Exec replaces this process with the shell. The shell inherits file
+// descriptors 0, 1 and 2, so Stdin, Stdout and Stderr must be nil or
+// os.Stdin, os.Stdout and os.Stderr; the output settings do not apply. It
+// returns only on failure, possibly after changing to o.Dir.
+func Exec(o Options) error {
+	if err := o.checkCommand(); err != nil {
+		return err
+	}
+	for i, s := range []any{o.Stdin, o.Stdout, o.Stderr} {
+		if s == nil {
+			continue
+		}
+		if f, ok := s.(*os.File); !ok || f == nil || !sameFd(f, i) {
+			return fmt.Errorf("exec %s: standard stream %d is not this process's", o.Shell, i)
+		}
+	}
+	// exec.Cmd computes the environment the same way Run's child gets it
+	// (including PWD for Dir), so both paths agree.
+	env := (&exec.Cmd{Path: o.Shell, Env: o.Env, Dir: o.Dir}).Environ()
+	if o.Dir != "" {
+		if err := os.Chdir(o.Dir); err != nil {
+			return fmt.Errorf("exec %s: %w", o.Shell, err)
+		}
+	}
+	err := syscall.Exec(o.Shell, o.Argv, env)
+	return fmt.Errorf("exec %s: %w", o.Shell, err)
+}
+
+// Run runs the shell as a child and waits for it, relaying its output under
+// the cap and, if asked, this process's signals.
+//
+// Process group. The shell normally gets its own process group, so that a
+// relayed signal reaches the whole command (pipelines, subshells, background
+// jobs) the way a terminal's ^C reaches a foreground job; bash -c has no job
+// control, so its background jobs stay in that group and ignore SIGINT and
+// SIGQUIT as bash arranges. The exception is a process that is in the
+// foreground of its controlling terminal: a child in another group would be
+// stopped (SIGTTIN/SIGTTOU) the moment it read the terminal or prompted on
+// /dev/tty (read, sudo, ssh), so the shell then stays in this process's
+// group, the terminal delivers its own signals to it, and relayed signals go
+// to the shell alone.
+//
+// Orphans. The shell is started with Pdeathsig=SIGKILL, so killing this
+// process, even with SIGKILL, kills the shell; catchable signals are relayed
+// to the group first. What the shell had started in the foreground at that
+// moment is orphaned, exactly as when bash itself is SIGKILLed (the death
+// signal is not inherited across fork), but it loses its output pipes and
+// gets SIGPIPE on its next write. Background jobs keep running after the
+// shell exits, as they would under bash.
+//
+// Background jobs that keep the output pipes open: once the shell exits,
+// output is read for o.Grace more and then the pipes are closed, so Run
+// returns promptly; a job that writes after that gets EPIPE, as it would once
+// an agent stops reading bash's output.
+//
+// When ctx is done the command gets SIGTERM and, killDelay later, SIGKILL;
+// Run then returns the resulting status and the caller sees ctx.Err().
+// Run returns an error when the shell was not started (bad options, ctx
+// already done, exec failure) or, after it ran, when its status could not be
+// collected.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if err := o.checkCommand(); err != nil {
+		return Result{}, err
+	}
+	if err := o.checkOutput(); err != nil {
+		return Result{}, err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	grace := o.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+
+	cmd := &exec.Cmd{Path: o.Shell, Args: o.Argv, Env: o.Env, Dir: o.Dir, Stdin: o.Stdin}
+	ownGroup := !foreground(o.Stdin, o.Stdout, o.Stderr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
+	// Only a non-file Stdin needs copying; bound the wait for that copy so
+	// a background job holding the pipe cannot stall Wait.
+	cmd.WaitDelay = grace
+
+	c := newCapper([2]io.Writer{o.Stdout, o.Stderr}, o.MaxBytes, o.TailBytes, newSpill(&o, log), log)
+	// reads[i] != nil marks stream i as captured through a pipe whose write
+	// end is writes[i]; otherwise writes[i] is the caller's own file or nil.
+	var reads, writes [2]*os.File
+	closePipes := func() {
+		for i, r := range reads {
+			if r != nil {
+				r.Close()
+				writes[i].Close()
+			}
+		}
+	}
+	for i, w := range [2]io.Writer{o.Stdout, o.Stderr} {
+		if o.MaxBytes == 0 {
+			if f, ok := w.(*os.File); ok && f != nil {
+				writes[i] = f // no cap: the shell writes straight to it
+				continue
+			}
+			if w == nil {
+				continue // exec.Cmd connects /dev/null
+			}
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			closePipes()
+			return Result{}, fmt.Errorf("run %s: %w", o.Shell, err)
+		}
+		reads[i], writes[i] = pr, pw
+	}
+	if writes[stdout] != nil {
+		cmd.Stdout = writes[stdout]
+	}
+	if writes[stderr] != nil {
+		cmd.Stderr = writes[stderr]
+	}
+
+	var sigs chan os.Signal
+	if o.ForwardSignals {
+		// Registered before the start so that nothing is lost in between;
+		// the channel holds what arrives until the loop below relays it.
+		sigs = make(chan os.Signal, 8)
+		signal.Notify(sigs, forwarded()...)
+		defer signal.Stop(sigs)
+	}
+
+	// Pdeathsig fires when the thread that forked the child exits, not the
+	// process; keep this goroutine on its thread until the child is reaped
+	// so that the Go runtime cannot retire that thread under it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	if err := ctx.Err(); err != nil {
+		closePipes()
+		return Result{}, fmt.Errorf("run %s: %w", o.Shell, err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		closePipes()
+		return Result{}, fmt.Errorf("start %s: %w", o.Shell, err)
+	}
+	for i, r := range reads {
+		if r != nil {
+			writes[i].Close() // the child has its copy; EOF must mean it closed
+		}
+	}
+
+	var wg sync.WaitGroup
+	for i, r := range reads {
+		if r != nil {
+			wg.Go(func() { pump(c, i, r) })
+		}
+	}
+
+	target := cmd.Process.Pid
+	if ownGroup {
+		target = -target
+	}
+	send := func(sig syscall.Signal) {
+		if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			log.Warn("relay signal", "signal", sig, "err", err)
+		}
+	}
+	var waitErr error
+	waited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(waited)
+	}()
+	done := ctx.Done()
+	var kill <-chan time.Time
+	for running := true; running; {
+		select {
+		case sig := <-sigs:
+			send(sig.(syscall.Signal))
+		case <-done:
+			log.Debug("command cancelled", "err", ctx.Err())
+			send(syscall.SIGTERM)
+			done, kill = nil, time.After(killDelay)
+		case <-kill:
+			send(syscall.SIGKILL)
+			kill = nil
+		case <-waited:
+			running = false
+		}
+	}
+
+	deadline := time.Now().Add(grace)
+	for _, r := range reads {
+		if r != nil {
+			r.SetReadDeadline(deadline) // fails only if the pump already closed it
+		}
+	}
+	wg.Wait()
+
+	var res Result
+	c.finish(&res)
+	res.Duration = time.Since(start)
+	if cmd.ProcessState == nil {
+		// wait4 itself failed (SIGCHLD ignored, say): the status is lost,
+		// and guessing one could report success for a failed command.
+		return res, fmt.Errorf("wait for %s: %w", o.Shell, waitErr)
+	}
+	// Otherwise waitErr is an *ExitError or ErrWaitDelay, and the status is
+	// in ProcessState either way.
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.Signaled, res.Signal = true, ws.Signal()
+		res.ExitStatus = 128 + int(ws.Signal())
+	} else {
+		res.ExitStatus = ws.ExitStatus()
+	}
+	return res, nil
+}
+
+// pump copies one pipe into the capper until EOF, the grace deadline, or a
+// failed delivery. Closing the pipe on the way out is what makes a writer
+// the caller stopped reading get EPIPE, as it would have under bash.
+func pump(c *capper, s int, r *os.File) {
+	defer r.Close()
+	buf := make([]byte, readChunk)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && c.write(s, buf[:n]) != nil {
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// checkCommand validates what both Run and Exec need.
+func (o *Options) checkCommand() error {
+	if len(o.Argv) == 0 {
+		return errors.New("run shell: empty argv")
+	}
+	return checkShell(o.Shell)
+}
+
+// checkOutput validates the output settings.
+func (o *Options) checkOutput() error {
+	switch {
+	case o.MaxBytes < 0:
+		return fmt.Errorf("output max bytes %d is negative", o.MaxBytes)
+	case o.TailBytes < 0:
+		return fmt.Errorf("output tail bytes %d is negative", o.TailBytes)
+	case o.MaxBytes > 0 && o.TailBytes > o.MaxBytes:
+		return fmt.Errorf("output tail bytes %d exceed max bytes %d", o.TailBytes, o.MaxBytes)
+	case o.SpillMaxBytes < 0:
+		return fmt.Errorf("output spill max bytes %d is negative", o.SpillMaxBytes)
+	case o.SpillKeep < 0:
+		return fmt.Errorf("output spill keep %d is negative", o.SpillKeep)
+	}
+	return nil
+}
+
+// foreground reports whether this process is in the foreground process group
+// of its controlling terminal, found through the standard streams or else
+// /dev/tty. Any doubt answers false: the child then gets its own group,
+// which is the safe default for signal relaying.
+func foreground(streams ...any) bool {
+	pgrp := unix.Getpgrp()
+	for _, s := range streams {
+		f, ok := s.(*os.File)
+		if !ok || f == nil {
+			continue
+		}
+		if fg, ok := foregroundGroup(f); ok {
+			return fg == pgrp
+		}
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer tty.Close()
+	fg, ok := foregroundGroup(tty)
+	return ok && fg == pgrp
+}
+
+// foregroundGroup returns the foreground process group of f if f is this
+// process's controlling terminal. It goes through SyscallConn rather than
+// Fd so that the caller's file keeps its non-blocking mode.
+func foregroundGroup(f *os.File) (int, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var fg int
+	var ioErr error
+	if err := rc.Control(func(fd uintptr) { fg, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }); err != nil {
+		return 0, false
+	}
+	return fg, ioErr == nil
+}
+
+func isTerminal(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var tty bool
+	rc.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) })
+	return tty
+}
+
+// sameFd reports whether f is file descriptor fd of this process.
+func sameFd(f *os.File, fd int) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var same bool
+	rc.Control(func(got uintptr) { same = got == uintptr(fd) })
+	return same
+}

@@ -1,0 +1,192 @@
+package interp
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/adrg/xdg"
+)
+
+// Spill file naming. The timestamp is fixed-width UTC so that names sort in
+// creation order; os.CreateTemp appends a random part in place of "*".
+const (
+	spillPrefix     = "output-"
+	spillSuffix     = ".log"
+	spillTimeLayout = "20060102T150405.000000000Z"
+)
+
+// eagerSpill is how much output is held in memory, waiting to learn whether
+// the output will be cut, before the spill file is created anyway. Most
+// commands print far less than the cap, and for them no file is ever
+// created; past this size memory matters more than one file operation.
+const eagerSpill = 1 << 20
+
+// DefaultSpillDir returns the directory for spill files,
+// $XDG_STATE_HOME/execgate/output. It holds nothing else, so pruning it
+// cannot touch other state.
+func DefaultSpillDir() string {
+	return filepath.Join(xdg.StateHome, "execgate", "output")
+}
+
+// spill writes the full combined output to a file so that the marker line can
+// point at it. The file is created lazily (see eagerSpill), kept only if the
+// output was cut, and bounded by max bytes. A nil *spill does nothing, which
+// is how spilling is turned off.
+type spill struct {
+	dir   string
+	max   int64
+	keepN int
+	now   func() time.Time
+	log   *slog.Logger
+
+	held   []byte   // output not yet written because no file exists yet
+	f      *os.File // nil until created
+	n      int64    // bytes accepted (held or written), at most max
+	short  bool     // output went past max and was not all accepted
+	failed bool     // the file could not be created or written; give up
+}
+
+func newSpill(o *Options, log *slog.Logger) *spill {
+	if o.SpillDir == "" || o.SpillMaxBytes == 0 {
+		return nil
+	}
+	s := &spill{dir: o.SpillDir, max: o.SpillMaxBytes, keepN: o.SpillKeep, now: o.Now, log: log}
+	if s.keepN == 0 {
+		s.keepN = DefaultSpillKeep
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// write takes the next chunk of output; cut says the output is already known
+// to exceed the cap, so the file is needed.
+func (s *spill) write(p []byte, cut bool) {
+	if s == nil || s.failed {
+		return
+	}
+	if room := s.max - s.n; int64(len(p)) > room {
+		p, s.short = p[:room], true
+	}
+	if s.f == nil && (cut || len(s.held)+len(p) > eagerSpill) {
+		s.create()
+		if s.failed {
+			return
+		}
+	}
+	s.n += int64(len(p))
+	if s.f == nil {
+		s.held = append(s.held, p...)
+		return
+	}
+	if _, err := s.f.Write(p); err != nil {
+		s.fail("write spill file", err)
+	}
+}
+
+// create opens the spill file and writes what was held.
+func (s *spill) create() {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		s.fail("create spill directory", err)
+		return
+	}
+	pattern := spillPrefix + s.now().UTC().Format(spillTimeLayout) + "-*" + spillSuffix
+	f, err := os.CreateTemp(s.dir, pattern) // mode 0600
+	if err != nil {
+		s.fail("create spill file", err)
+		return
+	}
+	s.f = f
+	held := s.held
+	s.held = nil
+	if _, err := f.Write(held); err != nil {
+		s.fail("write spill file", err)
+	}
+}
+
+// fail abandons spilling: the marker will say the output was not saved.
+func (s *spill) fail(what string, err error) {
+	s.log.Warn(what, "dir", s.dir, "err", err)
+	s.failed = true
+	s.held = nil
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+		s.f = nil
+	}
+}
+
+// keep closes the file and prunes old spills. It returns the file's path
+// ("" if there is none) and whether it holds the whole output.
+func (s *spill) keep() (path string, complete bool) {
+	if s == nil {
+		return "", false
+	}
+	if s.f == nil && !s.failed {
+		s.create() // cut at the very end: only possible when write never saw cut
+	}
+	if s.failed || s.f == nil {
+		return "", false
+	}
+	path = s.f.Name()
+	if err := s.f.Close(); err != nil {
+		s.fail("close spill file", err)
+		return "", false
+	}
+	s.f = nil
+	s.prune(filepath.Base(path))
+	return path, !s.short
+}
+
+// size is how many bytes the spill file holds.
+func (s *spill) size() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+// discard removes the file, if any: the caller received the whole output.
+func (s *spill) discard() {
+	if s == nil {
+		return
+	}
+	s.held = nil
+	if s.f != nil {
+		s.f.Close()
+		if err := os.Remove(s.f.Name()); err != nil {
+			s.log.Warn("remove spill file", "err", err)
+		}
+		s.f = nil
+	}
+}
+
+// prune removes all but the newest keepN spill files, never own. Another
+// shim's spill that is still being written can be removed when more than
+// keepN commands overflow at once; it then simply has no file to point at.
+func (s *spill) prune(own string) {
+	entries, err := os.ReadDir(s.dir) // sorted by name, hence by age
+	if err != nil {
+		s.log.Warn("prune spill files", "err", err)
+		return
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, spillPrefix) && strings.HasSuffix(n, spillSuffix) {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names[:max(0, len(names)-s.keepN)] {
+		if n == own {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, n)); err != nil {
+			s.log.Warn("prune spill file", "file", n, "err", err)
+		}
+	}
+}
