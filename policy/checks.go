@@ -1,0 +1,631 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/gobwas/glob"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// systemProgram reports whether argv0 names the system's program: a bare
+// name (found on PATH) or an absolute path in a system directory.
+func systemProgram(argv0 string) bool {
+	if !strings.Contains(argv0, "/") {
+		return true
+	}
+	// These are where a program named by absolute path still counts as
+	// the system's program of that name.
+	switch path.Dir(argv0) {
+	case "/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin", "/opt/homebrew/bin":
+		return true
+	}
+	return false
+}
+
+// safeProgram is the safe-binary layer: it reports whether the command is
+// read-only, adding reasons when arguments make a known program unsafe.
+func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
+	spec := a.r.Safe[name]
+	if spec == nil {
+		if len(words) == 2 && words[1].known && (words[1].text == "--version" || words[1].text == "--help") &&
+			!strings.Contains(words[0].text, "/") {
+			return true
+		}
+		return false
+	}
+	if !systemProgram(words[0].text) {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].text), name), Rule: "local-program", Firm: true})
+		return false
+	}
+	return a.safeArgs(seg, name, name, spec, words[1:])
+}
+
+// safeArgs checks args against spec; label names the program (and
+// subcommand) in reasons.
+func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec, args []word) bool {
+	v := viewArgs(args, a.r.optionsWithValue(program))
+	ok := true
+	unsafe := func(text, rule string) {
+		seg.unsafe = true
+		seg.add(Reason{Risk: NeedsReview, Text: text, Rule: rule, Firm: true})
+		ok = false
+	}
+	for _, i := range v.options {
+		t := v.words[i].text
+		for _, d := range spec.denyList() {
+			if optionMatches(d.option, t) {
+				unsafe(fmt.Sprintf("%s %s %s", label, strings.TrimSuffix(d.option, "*"), d.reason), "unsafe-option")
+			}
+		}
+	}
+	if !spec.Inert && v.unknownOption() {
+		unsafe(fmt.Sprintf("%s is given arguments only known at run time", label), "dynamic-arguments")
+	}
+	if !spec.Data {
+		if c := a.credentialArg(program, args); c != "" {
+			seg.flags.readsCreds = true
+			unsafe(fmt.Sprintf("%s reads credentials (%s)%s", label, c, environNote(c)), "reads-credentials")
+		}
+	}
+	if len(spec.Only) > 0 {
+		for _, i := range v.options {
+			if !matchesAny(spec.Only, v.words[i].text) {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not read-only", label, v.words[i].text), Rule: "not-read-only"})
+				ok = false
+			}
+		}
+	}
+	for _, d := range spec.DirOptions {
+		if j := v.find(d); j >= 0 {
+			dir, found := optionWordValue(v.words, j)
+			if !found || !dir.known || !a.insideWorkspace(dir.text) {
+				unsafe(fmt.Sprintf("%s %s %s runs outside the workspace", label, d, dir.text), "outside-workspace")
+			}
+		}
+	}
+	ops := v.operands()
+	if spec.Sub != nil {
+		if len(ops) == 0 {
+			return ok && spec.Sub[""] != nil
+		}
+		sub := ops[0]
+		subSpec := spec.Sub[sub.text]
+		if !sub.known || subSpec == nil {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not a read-only subcommand", label, sub.text), Rule: "not-read-only"})
+			return false
+		}
+		idx := v.positional[0]
+		return a.safeArgs(seg, program, label+" "+sub.text, subSpec, args[idx+1:]) && ok
+	}
+	if spec.MaxPositionals != nil && len(ops) > *spec.MaxPositionals && !v.has(spec.PositionalsWith...) {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s with %d operands is not read-only", label, len(ops)), Rule: "not-read-only"})
+		ok = false
+	}
+	switch spec.Check {
+	case "sed":
+		why, code := sedUnsafe(v)
+		if why != "" {
+			unsafe("sed "+why, "sed-unsafe")
+		}
+		if code != "" {
+			if risk, reasons := a.sub(code); risk == Dangerous {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sed runs `%s`: %s", oneLine(code), strings.Join(reasons, "; ")), Rule: "sed-exec"})
+			}
+		}
+	case "tee":
+		for _, o := range ops {
+			if !o.known || !a.pathIn("harmless", a.normPath(o.text)) {
+				seg.add(Reason{Risk: NeedsReview, Text: "tee writes to " + o.text, Rule: "writes-file"})
+				ok = false
+			}
+		}
+	case "awk":
+		if why := awkUnsafe(v); why != "" {
+			unsafe("awk "+why, "awk-unsafe")
+		}
+	}
+	return ok
+}
+
+type denyEntry struct{ option, reason string }
+
+// denyList returns the deny options in a stable order.
+func (s *safeSpec) denyList() []denyEntry {
+	out := make([]denyEntry, 0, len(s.Deny))
+	for o, r := range s.Deny {
+		out = append(out, denyEntry{o, r})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].option < out[j].option })
+	return out
+}
+
+// optionWordValue returns the value of the option at words[i].
+func optionWordValue(words []word, i int) (word, bool) {
+	t := words[i].text
+	if strings.HasPrefix(t, "--") {
+		if _, v, ok := strings.Cut(t, "="); ok {
+			return word{text: v, known: words[i].known}, true
+		}
+	} else if len(t) > 2 {
+		return word{text: t[2:], known: words[i].known}, true
+	}
+	if i+1 < len(words) {
+		return words[i+1], true
+	}
+	return word{}, false
+}
+
+// applyRules is the dangerous-pattern layer.
+func (a *analyzer) applyRules(seg *Segment, name string, words []word) {
+	for _, ru := range a.r.rulesFor(name) {
+		switch a.matchRule(ru, name, words) {
+		case matchYes:
+			seg.add(Reason{Risk: ru.Risk, Text: ru.Reason, Rule: ru.ID, Firm: ru.Firm || ru.Risk == Dangerous})
+		case matchMaybe:
+			if ru.Risk == Dangerous {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("dynamic arguments, only known at run time, could mean it %s", ru.Reason), Rule: ru.ID, Firm: true})
+			}
+		}
+	}
+}
+
+type matchResult int
+
+const (
+	matchNo matchResult = iota
+	matchMaybe
+	matchYes
+)
+
+// matchRule reports whether ru matches the command words (program first).
+func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult {
+	args := words[1:]
+	if ru.Bare {
+		if len(args) == 0 {
+			return matchYes
+		}
+		return matchNo
+	}
+	v := viewArgs(args, a.r.optionsWithValue(program))
+	maybe := false
+	ops := v.operands()
+	if len(ru.NotSub) > 0 && len(ops) > 0 && contains(ru.NotSub, ops[0].text) {
+		return matchNo
+	}
+	if len(ru.Sub) > 0 {
+		n, res := matchSub(ru.Sub, ops)
+		if res == matchNo {
+			return matchNo
+		}
+		maybe = maybe || res == matchMaybe
+		ops = ops[n:]
+	}
+	for _, group := range ru.Options {
+		if !v.has(group...) {
+			if !v.unknown() {
+				return matchNo
+			}
+			maybe = true
+		}
+	}
+	if len(ru.NotOptions) > 0 && v.has(ru.NotOptions...) {
+		return matchNo
+	}
+	if len(ru.Targets) > 0 && !a.anyMatch(ru.targetGlobs, ru.targetSets, ops) {
+		return matchNo
+	}
+	if ru.LastArg && len(ops) > 0 {
+		ops = ops[len(ops)-1:]
+	}
+	if len(ru.ValueOf) > 0 {
+		ops = ops[:0:0]
+		for _, i := range v.options {
+			if matchesAny(ru.ValueOf, v.words[i].text) {
+				if val, ok := optionWordValue(v.words, i); ok {
+					ops = append(ops, val)
+				}
+			}
+		}
+	}
+	if len(ru.Args) > 0 && !a.anyMatch(ru.argGlobs, ru.argSets, ops) {
+		if !anyUnknown(ops) {
+			return matchNo
+		}
+		maybe = true
+	}
+	if len(ru.AnyArg) > 0 && !a.anyMatch(ru.anyGlobs, ru.anySets, args) {
+		return matchNo
+	}
+	if ru.text != nil {
+		texts := make([]string, len(args))
+		for i, w := range args {
+			texts[i] = w.text
+		}
+		if !ru.text.MatchString(strings.Join(texts, " ")) {
+			return matchNo
+		}
+	}
+	if maybe {
+		return matchMaybe
+	}
+	return matchYes
+}
+
+// anyUnknown reports whether some word is not known statically.
+func anyUnknown(words []word) bool {
+	for _, w := range words {
+		if !w.known {
+			return true
+		}
+	}
+	return false
+}
+
+// matchSub matches the leading operands against one of the subcommand
+// alternatives ("stash drop"); it returns how many operands it used.
+func matchSub(subs []string, ops []word) (int, matchResult) {
+	best := matchNo
+	n := 0
+	for _, alt := range subs {
+		parts := strings.Fields(alt)
+		if len(parts) > len(ops) {
+			continue
+		}
+		res := matchYes
+		for i, p := range parts {
+			switch {
+			case !ops[i].known:
+				res = matchMaybe
+			case ops[i].text != p:
+				res = matchNo
+			}
+			if res == matchNo {
+				break
+			}
+		}
+		if res > best {
+			best, n = res, len(parts)
+		}
+	}
+	return n, best
+}
+
+// anyMatch reports whether one of words matches a glob or a named set.
+func (a *analyzer) anyMatch(globs []*glob.Pattern, sets []string, words []word) bool {
+	for _, w := range words {
+		for _, g := range globs {
+			if g.Match(w.text) {
+				return true
+			}
+		}
+		for _, s := range sets {
+			if a.inSet(s, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// builtinSet reports whether name is a set computed here rather than
+// listed in rules.json.
+func builtinSet(name string) bool {
+	switch name {
+	case "catastrophic", "outside-workspace", "protected":
+		return true
+	}
+	return false
+}
+
+// inSet reports whether w belongs to the named set.
+func (a *analyzer) inSet(set string, w word) bool {
+	switch set {
+	case "catastrophic":
+		return a.catastrophic(w)
+	case "outside-workspace":
+		return a.outsideWorkspace(w)
+	case "protected":
+		if !w.pathKnown() {
+			return false
+		}
+		_, ok := a.protectedPath(w.text)
+		return ok
+	}
+	return a.pathIn(set, a.normPath(w.text))
+}
+
+// pathIn matches p against the named glob set.
+func (a *analyzer) pathIn(set, p string) bool {
+	for _, g := range a.r.pathGlobs[set] {
+		if g.Match(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// normPath writes p the way the path sets are written: ~ for the home
+// directory, absolute where the current directory is known.
+func (a *analyzer) normPath(p string) string {
+	if p == "" || strings.HasPrefix(p, unknownShape) {
+		return p
+	}
+	abs := p
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+		if r := a.resolve(p); r != "" {
+			abs = r
+		}
+	}
+	if strings.HasPrefix(abs, "/") {
+		abs = path.Clean(abs)
+		if a.home != "" && a.home != "/" && (abs == a.home || strings.HasPrefix(abs, a.home+"/")) {
+			return "~" + strings.TrimPrefix(abs, a.home)
+		}
+		return abs
+	}
+	if strings.HasPrefix(abs, "~/") {
+		return "~/" + strings.TrimPrefix(path.Clean("/"+abs[2:]), "/")
+	}
+	return abs
+}
+
+// catastrophic reports whether a recursive delete of w wipes out a home,
+// the system or the whole current directory.
+func (a *analyzer) catastrophic(w word) bool {
+	t := w.text
+	// An expansion followed by a slash and nothing specific: if it is
+	// empty, the target is / (the Steam bug). A bare "$DIR" is not: empty,
+	// it deletes nothing.
+	switch t {
+	case unknownShape + "/", unknownShape + "/*", unknownShape + "/.*":
+		return true
+	}
+	if strings.HasPrefix(t, unknownShape) || t == "" {
+		return false
+	}
+	if strings.HasPrefix(t, "~") && !w.tilde {
+		t = "./" + t // a quoted ~ is a directory named ~
+	}
+	if w.tilde && !strings.HasPrefix(t, "~/") && t != "~" {
+		return true // ~user: another user's home
+	}
+	if w.glob || !strings.ContainsAny(t, "*?[") {
+		switch t {
+		case "*", ".*", ".", "./", "./*", "..", "../", "../*", "./.*", "*/", ".[!.]*", "..?*":
+			return true
+		}
+	} else if !w.glob {
+		t = strings.NewReplacer("*", "_", "?", "_", "[", "_").Replace(t) // quoted: plain names
+	}
+	p := a.normPath(t)
+	switch p {
+	case "/", "/*", "/.*", "~", "~/", "~/*", "~/.*":
+		return true
+	}
+	w.text = t
+	if a.pathIn("system", p) {
+		return true
+	}
+	// The workspace itself or anything above it.
+	if abs := a.resolve(strings.TrimSuffix(strings.TrimSuffix(t, "*"), "/")); abs != "" && a.workspace != "" {
+		if abs == a.workspace || strings.HasPrefix(a.workspace, abs+"/") || abs == "/" {
+			return true
+		}
+	}
+	return a.outsideWorkspace(w)
+}
+
+// outsideWorkspace reports whether w names a path outside the workspace
+// and the temporary directories.
+func (a *analyzer) outsideWorkspace(w word) bool {
+	t := w.text
+	if strings.HasPrefix(t, unknownShape) || t == "" {
+		return false
+	}
+	abs := a.resolve(t)
+	if abs == "" {
+		return false
+	}
+	return !a.insideWorkspace(abs) && !a.pathIn("temporary", abs)
+}
+
+// insideWorkspace reports whether p lies in the workspace (the directory
+// the command was started in).
+func (a *analyzer) insideWorkspace(p string) bool {
+	abs := a.resolve(p)
+	if abs == "" || a.workspace == "" {
+		return false
+	}
+	return abs == a.workspace || strings.HasPrefix(abs, a.workspace+"/") || a.workspace == "/"
+}
+
+// protectedPath reports whether writing p is dangerous, and why.
+func (a *analyzer) protectedPath(p string) (string, bool) {
+	n := a.normPath(p)
+	for _, set := range [...]struct{ name, why string }{
+		{"harmless", ""},
+		{"network-devices", "opens a network connection, as reverse shells do"},
+		{"devices", "writes to a disk device"},
+		{"self", "changes execgate's own configuration or program"},
+		{"persistence", "changes a start-up, login or scheduled-job file (persistence)"},
+		{"system", "writes to a system path"},
+	} {
+		if a.pathIn(set.name, n) {
+			return set.why, set.why != ""
+		}
+	}
+	for _, pp := range a.protected {
+		if n == a.normPath(pp) {
+			return "changes execgate's own configuration or program", true
+		}
+	}
+	return "", false
+}
+
+// credentialArg returns the first argument of program that names a
+// credential file or directory.
+func (a *analyzer) credentialArg(program string, args []word) string {
+	patternOpts := a.r.Programs[program].PatternOptions
+	for i, w := range args {
+		if i > 0 && args[i-1].known && matchesAny(patternOpts, args[i-1].text) {
+			continue
+		}
+		t := w.text
+		// --file=PATH, -dPATH, @PATH (curl) all read PATH.
+		candidates := []string{t}
+		if _, v, ok := strings.Cut(t, "="); ok {
+			candidates = append(candidates, v)
+		}
+		if strings.HasPrefix(t, "@") {
+			candidates = append(candidates, t[1:])
+		}
+		if i := strings.Index(t, "=@"); i >= 0 {
+			candidates = append(candidates, t[i+2:])
+		}
+		// host:path (scp, rsync) and rev:path (git show).
+		if i := strings.LastIndexByte(t, ':'); i >= 0 && !strings.Contains(t, "://") {
+			candidates = append(candidates, t[i+1:])
+		}
+		for _, c := range candidates {
+			if c == "" {
+				continue
+			}
+			if strings.HasPrefix(c, "~") && !w.tilde && c == t {
+				continue // a quoted ~ is not the home directory
+			}
+			if a.pathIn("credentials", a.normPath(c)) {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// decodes reports whether the command turns encoded input into data.
+func (a *analyzer) decodes(name string, words []word) bool {
+	for _, ru := range a.r.Decoders {
+		if contains(ru.Programs, name) && a.matchRule(ru, name, words) == matchYes {
+			return true
+		}
+	}
+	return false
+}
+
+// flows sets what the segment does with stdin and stdout, for the
+// pipeline checks, and flags direct credential uploads.
+func (a *analyzer) flows(seg *Segment, name string, words []word) {
+	if a.r.network[name] {
+		seg.flags.fetches = true
+		seg.flags.sendsStdin = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network"})
+		if c := a.credentialArg(name, words[1:]); c != "" {
+			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
+		}
+		for _, w := range words[1:] {
+			if w.leaks {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends credentials or the environment to the network (%s)", quoteWord(w.text)), Rule: "credentials-to-network"})
+			}
+		}
+	}
+	if a.decodes(name, words) {
+		seg.flags.decodes = true
+	}
+	if a.r.envPrinters[name] && len(words) == 1 {
+		seg.flags.printsEnv = true
+		seg.add(Reason{Risk: NeedsReview, Text: "prints the environment, which may hold secrets", Rule: "prints-environment", Firm: true})
+	}
+	if !seg.flags.readsCreds {
+		if spec := a.r.Safe[name]; spec == nil || !spec.Data {
+			if c := a.credentialArg(name, words[1:]); c != "" {
+				seg.flags.readsCreds = true
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)%s", c, environNote(c)), Rule: "reads-credentials", Firm: true})
+			}
+		}
+	}
+}
+
+// environNote explains a /proc/*/environ read.
+func environNote(p string) string {
+	if strings.HasSuffix(p, "/environ") {
+		return ": a process environment, which holds secrets"
+	}
+	return ""
+}
+
+// redirects classifies a statement's redirections by target.
+func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
+	for _, r := range s.Redirs {
+		var target word
+		if r.Word != nil {
+			target = evalWord(r.Word)
+			a.substitutions(target, f)
+		}
+		if r.Hdoc != nil {
+			a.substitutions(evalWord(r.Hdoc), f)
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
+			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
+			a.writeTarget(seg, target, r.Op.String())
+		case syntax.DplOut, syntax.DplIn:
+			if target.known && !isFD(target.text) {
+				a.writeTarget(seg, target, r.Op.String())
+			}
+		case syntax.RdrIn:
+			if target.known && a.pathIn("network-devices", target.text) {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("reads from a network connection (%s)", target.text), Rule: "dev-tcp"})
+			} else if c := a.credentialArg("", []word{target}); c != "" {
+				seg.flags.readsCreds = true
+				if seg.flags.sendsStdin {
+					seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
+				} else {
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)", c), Rule: "reads-credentials", Firm: true})
+				}
+			}
+		}
+	}
+}
+
+// what names the writer in a reason: a redirection operator or a program.
+func what(op string) string {
+	if strings.ContainsAny(op, "<>") {
+		return "redirect " + op
+	}
+	return op
+}
+
+// isFD reports whether s is a file descriptor number or "-" (close).
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	s = strings.TrimSuffix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// writeTarget classifies a write to target.
+func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
+	if !target.pathKnown() {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.text)), Rule: "dynamic-redirect", Firm: true})
+		return
+	}
+	if why, bad := a.protectedPath(target.text); bad {
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s %s (%s %s)", what(op), why, op, target.text), Rule: "protected-write"})
+		return
+	}
+	if a.pathIn("harmless", a.normPath(target.text)) {
+		return
+	}
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), target.text), Rule: "writes-file"})
+}

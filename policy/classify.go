@@ -1,0 +1,927 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// classify normalizes a simple command (wrappers off) and runs the layers
+// on it. words[0] is literal.
+func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame, piped bool) {
+	seg.Wrappers = append([]string(nil), f.via...)
+	// Functions come before everything else, wrappers and builtins
+	// included, as in bash; their bodies were analyzed where defined.
+	if name := words[0].text; a.funcs[name] != nil {
+		if contains(a.calling, name) {
+			a.callFunction(seg, name, a.funcs[name], s, f)
+			return
+		}
+		seg.Argv = []string{name}
+		seg.words = words[:1]
+		a.redirects(seg, s, f)
+		a.keepIfNotable(seg)
+		return
+	}
+	for range maxDepth * 2 {
+		spec := a.r.Wrappers[programName(words[0].text)]
+		if spec == nil {
+			break
+		}
+		next, state := a.unwrap(seg, spec, words, s, f, piped)
+		if state == unwrapDone {
+			return
+		}
+		if state == unwrapSelf {
+			break // the wrapper is itself the program (command -v, env alone)
+		}
+		words = next
+		if !words[0].literal() {
+			seg.add(dynamicName(words[0].text))
+			a.redirects(seg, s, f)
+			a.push(seg)
+			return
+		}
+	}
+	name := programName(words[0].text)
+	seg.setArgv(words)
+	if a.special(seg, name, words, s, f, piped) {
+		return
+	}
+	a.layers(seg, name, words)
+	a.redirects(seg, s, f)
+	a.push(seg)
+}
+
+// layers runs the safe-binary, dangerous-pattern and data-flow checks.
+func (a *analyzer) layers(seg *Segment, name string, words []word) {
+	safe := a.safeProgram(seg, name, words)
+	a.applyRules(seg, name, words)
+	a.flows(seg, name, words)
+	if !safe && seg.Risk == Safe {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].text)), Rule: "not-read-only"})
+	}
+}
+
+// unwrapState says what unwrap did.
+type unwrapState int
+
+const (
+	unwrapped  unwrapState = iota // rest is the wrapped command
+	unwrapSelf                    // there is no wrapped command: classify the wrapper itself
+	unwrapDone                    // the payload was handled in full (nested shell)
+)
+
+// unwrap takes one wrapper off words and returns the wrapped command.
+func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *syntax.Stmt, f frame, piped bool) (rest []word, state unwrapState) {
+	name := programName(words[0].text)
+	if spec.Risk != "" {
+		r, _ := ParseRisk(spec.Risk)
+		seg.add(Reason{Risk: r, Text: spec.Reason, Rule: "wrapper-" + name})
+	}
+	args := words[1:]
+	i := 0
+	joinAsShell := spec.JoinAsShell
+	var replace []string
+	for ; i < len(args); i++ {
+		w := args[i]
+		if !w.known {
+			if isOptionShape(w) {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the options of %s are only known at run time", name), Rule: "dynamic-options", Firm: true})
+			}
+			break
+		}
+		t := w.text
+		if t == "--" {
+			i++
+			break
+		}
+		if !isOption(t) || (spec.Applet && i == 0) {
+			break
+		}
+		if attached, ok := attachedValue(spec.ReplaceOptions, t); ok {
+			replace = append(replace, attached)
+			continue
+		}
+		switch {
+		case matchesAny(spec.Lookup, t), matchesAny(spec.NoCommandOptions, t):
+			return words, unwrapSelf
+		case matchesAny(spec.ShellOptions, t):
+			payload, ok := optionValue(args, &i, t)
+			a.nestedWord(seg, payload, ok, name+" "+t, s, f)
+			return nil, unwrapDone
+		case matchesAny(spec.SplitOptions, t):
+			payload, ok := optionValue(args, &i, t)
+			if !ok || !payload.literal() {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs a command only known at run time", name, t), Rule: "dynamic-payload", Firm: true})
+				seg.Opaque = true
+				a.push(seg)
+				return nil, unwrapDone
+			}
+			rest := append([]word(nil), args[i+1:]...)
+			// env -S splits its string into words; parse it as a command
+			// line with the remaining words appended.
+			line := payload.text
+			for _, r := range rest {
+				line += " " + shellQuote(r.text)
+			}
+			a.nested(seg, line, name+" "+t, s, f)
+			return nil, unwrapDone
+		case matchesAny(spec.ReplaceOptions, t):
+			if v, ok := optionValue(args, &i, t); ok {
+				replace = append(replace, v.text)
+			} else {
+				replace = append(replace, "{}")
+			}
+		case matchesAny(spec.ExecOptions, t):
+			joinAsShell = false
+		case matchesAny(spec.OutputOptions, t):
+			if v, ok := optionValue(args, &i, t); ok {
+				a.writeTarget(seg, v, name+" "+t)
+			}
+		case takesValue(t, spec.OptionsWithValue):
+			i++
+		}
+	}
+	if spec.Assignments {
+		for ; i < len(args) && args[i].known && isAssignmentWord(args[i].text); i++ {
+			n, _, _ := strings.Cut(args[i].text, "=")
+			a.checkVar(seg, n)
+		}
+	}
+	i += spec.Positionals
+	if i >= len(args) {
+		return a.bareWrapper(seg, spec, words, s, f)
+	}
+	rest = args[i:]
+	seg.Wrappers = append(seg.Wrappers, name)
+	if joinAsShell {
+		line := make([]string, len(rest))
+		for j, r := range rest {
+			if !r.known {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs a command only known at run time", name), Rule: "dynamic-payload", Firm: true})
+				seg.Opaque = true
+				a.push(seg)
+				return nil, unwrapDone
+			}
+			line[j] = r.text
+		}
+		a.nested(seg, strings.Join(line, " "), name, s, f)
+		return nil, unwrapDone
+	}
+	if spec.StdinArgs {
+		rest = stdinArgs(rest, replace)
+	}
+	return rest, unwrapped
+}
+
+// bareWrapper handles a wrapper given no command.
+func (a *analyzer) bareWrapper(seg *Segment, spec *wrapperSpec, words []word, s *syntax.Stmt, f frame) ([]word, unwrapState) {
+	switch spec.Bare {
+	case "shell":
+		seg.setArgv(words)
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s without a command starts an interactive root shell", programName(words[0].text)), Rule: "root-shell"})
+		seg.Opaque = true
+		a.redirects(seg, s, f)
+		a.push(seg)
+		return nil, unwrapDone
+	case "default":
+		if len(spec.DefaultCommand) > 0 {
+			out := make([]word, len(spec.DefaultCommand))
+			for i, d := range spec.DefaultCommand {
+				out[i] = word{text: d, known: true}
+			}
+			return stdinArgs(out, nil), unwrapped
+		}
+	}
+	return words, unwrapSelf
+}
+
+// stdinArgs marks the words xargs fills in from stdin as unknown.
+func stdinArgs(rest []word, replace []string) []word {
+	out := make([]word, 0, len(rest)+1)
+	for _, r := range rest {
+		for _, rep := range replace {
+			if rep != "" && strings.Contains(r.text, rep) {
+				r = word{text: strings.ReplaceAll(r.text, rep, unknownShape), fromStdin: true}
+			}
+		}
+		out = append(out, r)
+	}
+	if len(replace) == 0 {
+		out = append(out, word{text: unknownShape, fromStdin: true})
+	}
+	return out
+}
+
+// attachedValue returns the value of a short option written with its value
+// attached (-I{}), when t is one of opts.
+func attachedValue(opts []string, t string) (string, bool) {
+	for _, o := range opts {
+		if len(o) == 2 && len(t) > 2 && strings.HasPrefix(t, o) {
+			return t[2:], true
+		}
+	}
+	return "", false
+}
+
+// isOptionShape reports whether an unknown word could be an option.
+func isOptionShape(w word) bool {
+	return strings.HasPrefix(w.text, unknownShape) || strings.HasPrefix(w.text, "-")
+}
+
+func isAssignmentWord(s string) bool {
+	n, _, ok := strings.Cut(s, "=")
+	if !ok || n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c == '_' || isLetter(c) || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// optionValue returns the value of the option at args[*i] (attached or the
+// next word), advancing *i past it.
+func optionValue(args []word, i *int, opt string) (word, bool) {
+	t := args[*i].text
+	if strings.HasPrefix(t, "--") {
+		if _, v, ok := strings.Cut(t, "="); ok {
+			return word{text: v, known: args[*i].known}, true
+		}
+	} else if len(t) > 2 && !strings.HasPrefix(opt, "-"+t[1:]) {
+		// A cluster: -lc CMD takes the next word; -cCMD is unusual, and
+		// bash does not accept it, so only the next word counts.
+		_ = opt
+	}
+	if *i+1 < len(args) {
+		*i++
+		return args[*i], true
+	}
+	return word{}, false
+}
+
+func matchesAny(specs []string, arg string) bool {
+	for _, s := range specs {
+		if optionMatches(s, arg) {
+			return true
+		}
+	}
+	return false
+}
+
+// nestedWord parses a payload word (bash -c PAYLOAD, su -c PAYLOAD) when
+// it is literal, and marks the segment opaque when it is not.
+func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, label string, s *syntax.Stmt, f frame) {
+	if !ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is missing its script", label), Rule: "missing-payload"})
+		a.redirects(seg, s, f)
+		a.push(seg)
+		return
+	}
+	if !payload.known {
+		a.opaquePayload(seg, payload, label, s, f)
+		return
+	}
+	a.nested(seg, payload.text, label, s, f)
+}
+
+// opaquePayload records code that is only known at run time, and escalates
+// when it comes straight from the network or a decoder.
+func (a *analyzer) opaquePayload(seg *Segment, payload word, label string, s *syntax.Stmt, f frame) {
+	seg.Opaque = true
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs dynamic inline code, only known at run time (%s)", label, quoteWord(payload.text)), Rule: "dynamic-payload", Firm: true})
+	fetch, decode := a.substitutionSources(payload.subst)
+	switch {
+	case fetch:
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s runs code downloaded from the network", label), Rule: "network-code"})
+	case decode:
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s runs decoded data as code", label), Rule: "decoded-code"})
+	}
+	a.redirects(seg, s, f)
+	a.push(seg)
+}
+
+// substitutionSources reports whether the commands of substitutions fetch
+// from the network or decode data.
+func (a *analyzer) substitutionSources(stmts []*syntax.Stmt) (fetch, decode bool) {
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			ce, ok := n.(*syntax.CallExpr)
+			if !ok || len(ce.Args) == 0 {
+				return true
+			}
+			words := make([]word, len(ce.Args))
+			for i, w := range ce.Args {
+				words[i] = evalWord(w)
+			}
+			if !words[0].literal() {
+				return true
+			}
+			name := programName(words[0].text)
+			if a.r.network[name] {
+				fetch = true
+			}
+			if a.decodes(name, words) {
+				decode = true
+			}
+			return true
+		})
+	}
+	return fetch, decode
+}
+
+// nested analyzes src as a program run by seg (bash -c, eval, trap). The
+// segment itself is kept only when it carries reasons of its own (sudo,
+// redirections).
+func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f frame) {
+	if f.depth+1 > maxDepth {
+		seg.Opaque = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("nests shells more than %d levels deep (depth limit)", maxDepth), Rule: "too-deep", Firm: true})
+		a.redirects(seg, s, f)
+		a.push(seg)
+		return
+	}
+	saved := a.cwd
+	inner := frame{depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), label)}
+	if err := a.program(src, inner); err != nil {
+		seg.Opaque = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error", Firm: true})
+	}
+	a.cwd = saved
+	a.redirects(seg, s, f)
+	a.keepIfNotable(seg)
+}
+
+// callFunction classifies a call to a function defined in the command as
+// its body.
+func (a *analyzer) callFunction(seg *Segment, name string, body *syntax.Stmt, s *syntax.Stmt, f frame) {
+	for _, c := range a.calling {
+		if c == name {
+			seg.Argv = []string{name}
+			if forksItself(body, name) {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("function %s calls itself in a pipe or in the background: a fork bomb", name), Rule: "fork-bomb"})
+			} else {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("function %s calls itself", name), Rule: "recursive-function", Firm: true})
+			}
+			a.push(seg)
+			return
+		}
+	}
+	if f.depth+1 > maxDepth {
+		seg.Argv = []string{name}
+		seg.Opaque = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("nests calls more than %d levels deep (depth limit)", maxDepth), Rule: "too-deep", Firm: true})
+		a.push(seg)
+		return
+	}
+	a.calling = append(a.calling, name)
+	inner := frame{src: f.src, depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), "function "+name)}
+	a.stmt(body, inner, false)
+	a.calling = a.calling[:len(a.calling)-1]
+	seg.Argv = []string{name}
+	a.redirects(seg, s, f)
+	a.keepIfNotable(seg)
+}
+
+// forksItself reports whether body calls name in a pipeline or in the
+// background.
+func forksItself(body *syntax.Stmt, name string) bool {
+	found := false
+	syntax.Walk(body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			if n.Background && callsName(n, name) {
+				found = true
+			}
+		case *syntax.BinaryCmd:
+			if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && (callsName(n.X, name) || callsName(n.Y, name)) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func callsName(s *syntax.Stmt, name string) bool {
+	found := false
+	syntax.Walk(s, func(n syntax.Node) bool {
+		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 && ce.Args[0].Lit() == name {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// special handles the programs whose arguments are code: shells, eval,
+// source, trap, alias, interpreters; and cd, which moves the analysis. It
+// returns true when it recorded the segment itself.
+func (a *analyzer) special(seg *Segment, name string, words []word, s *syntax.Stmt, f frame, piped bool) bool {
+	switch {
+	case a.r.shells[name]:
+		return a.shell(seg, name, words, s, f, piped)
+	case name == "eval":
+		return a.eval(seg, words, s, f)
+	case name == "source" || name == ".":
+		return a.source(seg, name, words, s, f, piped)
+	case name == "trap":
+		return a.trap(seg, words, s, f)
+	case name == "alias":
+		a.alias(seg, words, f)
+	case name == "cd" || name == "pushd" || name == "popd":
+		a.cd(name, words)
+	}
+	if spec := a.r.Interpreters[name]; spec != nil {
+		return a.interpreter(seg, name, spec, words, s, f, piped)
+	}
+	if name == "find" {
+		a.findExec(seg, words, f)
+	}
+	return false
+}
+
+// findExec analyzes the commands find runs for its matches (-exec CMD ;)
+// as segments of their own.
+func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
+	// The matches lie under the starting points, the operands before the
+	// expression: {} stands for a path below the first of them.
+	root := "."
+	if len(words) > 1 && words[1].known && !isOption(words[1].text) && words[1].text != "(" && words[1].text != "!" {
+		root = words[1].text
+	}
+	for i := 1; i < len(words); i++ {
+		t := words[i].text
+		if !words[i].known || (t != "-exec" && t != "-execdir" && t != "-ok" && t != "-okdir") {
+			continue
+		}
+		var inner []word
+		j := i + 1
+		for ; j < len(words); j++ {
+			w := words[j]
+			if w.known && (w.text == ";" || w.text == "+") {
+				break
+			}
+			if w.known && strings.Contains(w.text, "{}") {
+				// Each match's path: unknown, but a file name.
+				w = word{text: strings.ReplaceAll(w.text, "{}", path.Join(root, unknownShape)), fromStdin: true, tilde: strings.HasPrefix(root, "~")}
+			}
+			inner = append(inner, w)
+		}
+		i = j
+		if len(inner) == 0 {
+			continue
+		}
+		via := append(append([]string(nil), f.via...), "find "+t)
+		sub := &Segment{Text: wordsText(inner), Depth: f.depth + 1, Wrappers: via, context: via}
+		if !inner[0].literal() {
+			sub.add(dynamicName(inner[0].text))
+			a.push(sub)
+			continue
+		}
+		a.classify(sub, inner, &syntax.Stmt{}, frame{src: f.src, depth: f.depth + 1, via: sub.Wrappers}, false)
+	}
+}
+
+// wordsText renders words for a segment's text.
+func wordsText(words []word) string {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " ")
+}
+
+// shell handles sh/bash/zsh …: -c SCRIPT, a script file, or stdin.
+func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt, f frame, piped bool) bool {
+	args := words[1:]
+	cflag, sflag := false, false
+	i := 0
+	for ; i < len(args); i++ {
+		w := args[i]
+		if !w.known {
+			break
+		}
+		t := w.text
+		if t == "--" || t == "-" {
+			i++
+			break
+		}
+		if t == "--rcfile" || t == "--init-file" {
+			seg.Opaque = true
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the start-up file given to %s", name, t), Rule: "shell-rcfile", Firm: true})
+		}
+		if !(strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) || len(t) < 2 {
+			break
+		}
+		if !strings.HasPrefix(t, "--") {
+			cflag = cflag || strings.ContainsRune(t[1:], 'c') && t[0] == '-'
+			sflag = sflag || strings.ContainsRune(t[1:], 's') && t[0] == '-'
+		}
+		if takesValue(t, a.r.optionsWithValue(name)) {
+			i++
+		}
+	}
+	label := name + " -c"
+	if cflag {
+		if i >= len(args) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s -c is missing its script", name), Rule: "missing-payload"})
+			return false
+		}
+		a.nestedWord(seg, args[i], true, label, s, f)
+		return true
+	}
+	if i < len(args) && !sflag {
+		script := args[i]
+		if script.procSubst {
+			a.opaquePayload(seg, script, name+" <(…)", s, f)
+			return true
+		}
+		if script.text != "/dev/stdin" {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the script %s, whose contents are not checked", quoteWord(script.text)), Rule: "script-file"})
+			a.flows(seg, name, words)
+			a.redirects(seg, s, f)
+			a.push(seg)
+			return true
+		}
+	}
+	return a.stdinCode(seg, name, s, f, piped)
+}
+
+// stdinCode handles a shell or interpreter that reads its code from stdin:
+// a literal here-document is analyzed; anything else is opaque.
+func (a *analyzer) stdinCode(seg *Segment, name string, s *syntax.Stmt, f frame, piped bool) bool {
+	seg.flags.execsStdin = true
+	if body, ok, found := stdinDocument(s); found {
+		if ok && a.r.shells[name] {
+			a.nested(seg, body, name+" heredoc", s, f)
+			return true
+		}
+		if !ok {
+			seg.Opaque = true
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs a heredoc whose text is only known at run time (dynamic)", name), Rule: "dynamic-payload", Firm: true})
+		} else {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs inline code from a heredoc", name), Rule: "inline-code"})
+			a.inlineCode(seg, name, body)
+		}
+	} else if file, found := stdinFile(s); found {
+		seg.Opaque = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the code in %s, which is not checked", name, quoteWord(file)), Rule: "script-file", Firm: true})
+	} else if piped {
+		seg.Opaque = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs whatever code the pipe gives it", name), Rule: "pipe-to-shell", Firm: true})
+	} else {
+		seg.Opaque = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("starts an interactive %s", name), Rule: "interactive-shell", Firm: true})
+	}
+	a.flows(seg, name, seg.words)
+	a.redirects(seg, s, f)
+	a.push(seg)
+	return true
+}
+
+// stdinDocument returns the text a here-document or here-string gives as
+// stdin; ok is false when that text is only known at run time.
+func stdinDocument(s *syntax.Stmt) (text string, ok, found bool) {
+	for _, r := range s.Redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			found = true
+			text, ok = heredocText(r)
+		case syntax.WordHdoc:
+			found = true
+			w := evalWord(r.Word)
+			text, ok = w.text+"\n", w.known
+		}
+	}
+	return text, ok, found
+}
+
+// heredocText returns a here-document's body when it has no expansions.
+func heredocText(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
+	}
+	quoted := false
+	for _, p := range r.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quoted = true
+		case *syntax.Lit:
+			quoted = quoted || strings.Contains(p.Value, "\\")
+		}
+	}
+	var sb strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		if quoted {
+			sb.WriteString(lit.Value)
+		} else {
+			sb.WriteString(unescapeHeredoc(lit.Value))
+		}
+	}
+	return sb.String(), true
+}
+
+// unescapeHeredoc applies the backslash rules of an unquoted here-document.
+func unescapeHeredoc(v string) string {
+	if !strings.Contains(v, "\\") {
+		return v
+	}
+	var sb strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '$', '`', '\\':
+				i++
+				c = v[i]
+			case '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}
+
+// stdinFile returns the file redirected into stdin (< FILE).
+func stdinFile(s *syntax.Stmt) (string, bool) {
+	for _, r := range s.Redirs {
+		if r.Op == syntax.RdrIn && (r.N == nil || r.N.Value == "0") {
+			return evalWord(r.Word).text, true
+		}
+	}
+	return "", false
+}
+
+// eval parses its joined arguments as a program when they are literal.
+func (a *analyzer) eval(seg *Segment, words []word, s *syntax.Stmt, f frame) bool {
+	parts := make([]string, 0, len(words)-1)
+	var subst []*syntax.Stmt
+	known := true
+	for _, w := range words[1:] {
+		parts = append(parts, w.text)
+		known = known && w.known
+		subst = append(subst, w.subst...)
+	}
+	payload := word{text: strings.Join(parts, " "), known: known, subst: subst}
+	if len(parts) == 0 {
+		return false
+	}
+	a.nestedWord(seg, payload, true, "eval", s, f)
+	return true
+}
+
+// source handles `source FILE` and `. FILE`.
+func (a *analyzer) source(seg *Segment, name string, words []word, s *syntax.Stmt, f frame, piped bool) bool {
+	if len(words) < 2 {
+		return false
+	}
+	file := words[1]
+	if file.procSubst {
+		a.opaquePayload(seg, file, name+" <(…)", s, f)
+		return true
+	}
+	if file.text == "/dev/stdin" || file.text == "-" {
+		return a.stdinCode(seg, name, s, f, piped)
+	}
+	seg.Opaque = true
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sources %s: its commands are not checked", quoteWord(file.text)), Rule: "source-file", Firm: true})
+	a.redirects(seg, s, f)
+	a.push(seg)
+	return true
+}
+
+// trap parses the handler of `trap HANDLER SIGNAL…`: it runs later.
+func (a *analyzer) trap(seg *Segment, words []word, s *syntax.Stmt, f frame) bool {
+	args := words[1:]
+	if len(args) > 0 && args[0].text == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 || args[0].text == "-" || (args[0].known && isOption(args[0].text)) {
+		return false
+	}
+	a.nestedWord(seg, args[0], true, "trap", s, f)
+	return true
+}
+
+// alias flags aliases that replace commands and analyzes their text.
+func (a *analyzer) alias(seg *Segment, words []word, f frame) {
+	for _, w := range words[1:] {
+		n, v, ok := strings.Cut(w.text, "=")
+		if !ok {
+			continue
+		}
+		if a.shadows(n) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines an alias %q that replaces the command of that name", n), Rule: "alias-shadows-command", Firm: true})
+		} else {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines an alias %q", n), Rule: "alias", Firm: true})
+		}
+		if w.known && f.depth+1 <= maxDepth {
+			saved := a.cwd
+			_ = a.program(v, frame{depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), "alias "+n)})
+			a.cwd = saved
+		}
+	}
+}
+
+// cd follows literal directory changes, so that relative paths later in
+// the command resolve where bash would resolve them.
+func (a *analyzer) cd(name string, words []word) {
+	switch {
+	case name != "cd":
+		a.cwd = ""
+	case len(words) == 1:
+		a.cwd = a.home
+	case !words[1].known || words[1].text == "-" || isOption(words[1].text):
+		a.cwd = ""
+	default:
+		a.cwd = a.resolve(words[1].text)
+	}
+}
+
+// resolve makes p absolute against the current directory as far as it is
+// known; "" when it is not.
+func (a *analyzer) resolve(p string) string {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if a.home == "" {
+			return ""
+		}
+		return path.Join(a.home, p[1:])
+	case strings.HasPrefix(p, "/"):
+		return path.Clean(p)
+	case a.cwd == "":
+		return ""
+	}
+	return path.Join(a.cwd, p)
+}
+
+// interpreter handles python -c, node -e, … and scripts.
+func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, words []word, s *syntax.Stmt, f frame, piped bool) bool {
+	args := words[1:]
+	withValue := append(append([]string(nil), spec.OptionsWithValue...), spec.Inline...)
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.known {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is given arguments only known at run time", name), Rule: "dynamic-arguments", Firm: true})
+			return false
+		}
+		t := w.text
+		if t == "--" {
+			break
+		}
+		if matchesAny(spec.Inline, t) || (spec.InlineSub != "" && i == 0 && t == spec.InlineSub) {
+			code, ok := optionValue(args, &i, t)
+			if !ok {
+				return false
+			}
+			if !code.known {
+				a.opaquePayload(seg, code, name+" "+t, s, f)
+				return true
+			}
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs inline %s code", spec.Language), Rule: "inline-code"})
+			a.inlineCode(seg, name, code.text)
+			return false
+		}
+		if w.procSubst {
+			a.opaquePayload(seg, w, name+" <(…)", s, f)
+			return true
+		}
+		if t == "-" {
+			break
+		}
+		if !isOption(t) {
+			if spec.ProgramArg {
+				a.inlineCode(seg, name, t)
+				return false
+			}
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s program %s, whose code is not checked", spec.Language, quoteWord(t)), Rule: "script-file"})
+			return false
+		}
+		if takesValue(t, withValue) {
+			i++
+		}
+	}
+	if spec.ProgramArg {
+		return false
+	}
+	return a.stdinCode(seg, name, s, f, piped)
+}
+
+// inlineCode looks for calls in code that amount to shell commands, and
+// classifies those commands.
+func (a *analyzer) inlineCode(seg *Segment, program, code string) {
+	lang := program
+	if spec := a.r.Interpreters[program]; spec != nil {
+		lang = spec.Language
+	}
+	for _, cr := range a.r.Code {
+		if !contains(cr.Languages, lang) {
+			continue
+		}
+		for _, m := range cr.re.FindAllStringSubmatch(code, 8) {
+			arg := m[len(m)-1]
+			if cr.Risk > Safe {
+				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID, Firm: true})
+				continue
+			}
+			var cmd string
+			switch cr.Shell {
+			case "{}":
+				cmd = arg
+			case "argv":
+				// A list of string literals: ["rm", "-rf", "/"].
+				var parts []string
+				for _, q := range quotedStrings(arg) {
+					parts = append(parts, shellQuote(q))
+				}
+				cmd = strings.Join(parts, " ")
+			default:
+				cmd = strings.ReplaceAll(cr.Shell, "{}", shellQuote(arg))
+			}
+			if cmd == "" {
+				continue
+			}
+			risk, reasons := a.sub(cmd)
+			if risk > Safe {
+				seg.add(Reason{Risk: risk, Text: fmt.Sprintf("%s code %s, like `%s`: %s", lang, cr.Reason, oneLine(cmd), strings.Join(reasons, "; ")), Rule: cr.ID, Firm: true})
+			}
+		}
+	}
+}
+
+// sub classifies a command in a fresh analysis and returns its risk and
+// reasons.
+func (a *analyzer) sub(cmd string) (Risk, []string) {
+	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: a.cwd, protected: a.protected}
+	if err := inner.program(cmd, frame{depth: maxDepth - 1}); err != nil {
+		return NeedsReview, []string{"does not parse"}
+	}
+	risk := Safe
+	var reasons []string
+	for _, s := range inner.segs {
+		risk = risk.Max(s.Risk)
+		for _, r := range s.Reasons {
+			if r.Risk == s.Risk && s.Risk == risk {
+				reasons = append(reasons, r.Text)
+			}
+		}
+	}
+	return risk, reasons
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// shellQuote quotes s for a shell command line.
+func shellQuote(s string) string {
+	if q, err := syntax.Quote(s, syntax.LangBash); err == nil {
+		return q
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// oneLine keeps the first line of s.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// quotedStrings returns the contents of the '…' and "…" literals in s.
+func quotedStrings(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		q := s[i]
+		if q != '\'' && q != '"' {
+			continue
+		}
+		j := strings.IndexByte(s[i+1:], q)
+		if j < 0 {
+			break
+		}
+		out = append(out, s[i+1:i+1+j])
+		i += j + 1
+	}
+	return out
+}

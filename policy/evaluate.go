@@ -1,0 +1,197 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Engine classifies commands with the built-in rule table. It is safe for
+// concurrent use.
+type Engine struct {
+	rules *rules
+}
+
+// NewEngine loads the built-in rules.
+func NewEngine() (*Engine, error) {
+	r, err := loadRules(defaultRules)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{rules: r}, nil
+}
+
+// Request is one command to evaluate and the context it runs in.
+type Request struct {
+	Command string
+	// Cwd is the directory the command starts in; it is the workspace
+	// that relative paths and rm targets are judged against.
+	Cwd string
+	// Home is the user's home directory, for ~ and $HOME.
+	Home   string
+	Agent  string
+	Policy Policy
+	// Allow and Deny match segments against the effective allowlist and
+	// denylist; nil means an empty list.
+	Allow, Deny *Matcher
+	// Protected lists execgate's own files (config, socket, binary):
+	// writing them is dangerous.
+	Protected []string
+}
+
+// Result is the verdict on one command.
+type Result struct {
+	Command  string
+	Agent    string
+	Risk     Risk
+	Decision Decision
+	// Reasons sums up the segments' reasons, riskiest first.
+	Reasons  []string
+	Segments []*Segment
+	// Opaque is set when some part of the command runs code the analysis
+	// cannot see.
+	Opaque bool
+	// ParseError is the parser's message when the command does not parse.
+	ParseError string
+}
+
+// Analyze classifies req.Command into segments and a risk, without the
+// allowlist or a decision.
+func (e *Engine) Analyze(req Request) Result {
+	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(req.Cwd), cwd: cleanDir(req.Cwd), protected: req.Protected}
+	res := Result{Command: req.Command, Agent: req.Agent}
+	if err := a.program(req.Command, frame{}); err != nil {
+		res.ParseError = oneLine(err.Error())
+		a.segs = a.segs[:0]
+		a.funcs, a.calling, a.cwd = nil, nil, a.workspace
+		// bash runs the lines before a syntax error before it reaches it:
+		// judge them too.
+		if prefix := linesBefore(req.Command, err); prefix != "" {
+			_ = a.program(prefix, frame{})
+		}
+		seg := &Segment{Text: req.Command}
+		seg.add(Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error", Firm: true})
+		seg.Opaque = true
+		a.segs = append(a.segs, seg)
+	}
+	if a.overflow {
+		seg := &Segment{Text: req.Command}
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("has more than %d commands; the rest were not analyzed", maxSegments), Rule: "too-many", Firm: true})
+		seg.Opaque = true
+		a.segs = append(a.segs, seg)
+	}
+	res.Segments = a.segs
+	for _, s := range a.segs {
+		res.Risk = res.Risk.Max(s.Risk)
+		res.Opaque = res.Opaque || s.Opaque
+		if s.Argv == nil && s.Risk == Safe {
+			// A dynamic segment without a reason is a bug in the rules;
+			// fail closed.
+			s.add(Reason{Risk: NeedsReview, Text: "could not be analyzed", Firm: true})
+			res.Risk = res.Risk.Max(NeedsReview)
+		}
+	}
+	if res.Opaque {
+		res.Risk = res.Risk.Max(NeedsReview)
+	}
+	res.Reasons = summarize(a.segs)
+	return res
+}
+
+func cleanDir(d string) string {
+	if d == "" {
+		return ""
+	}
+	return path.Clean(d)
+}
+
+// summarize lists the distinct reasons, dangerous ones first.
+func summarize(segs []*Segment) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, level := range []Risk{Dangerous, NeedsReview} {
+		for _, s := range segs {
+			for _, r := range s.Reasons {
+				text := r.Text
+				if len(s.context) > 0 {
+					text += " (in " + strings.Join(s.context, " → ") + ")"
+				}
+				if r.Risk == level && !seen[text] {
+					seen[text] = true
+					out = append(out, text)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Evaluate classifies req.Command and decides under req.Policy.
+func (e *Engine) Evaluate(req Request) Result {
+	res := e.Analyze(req)
+	denied := false
+	allCovered := true
+	for _, s := range res.Segments {
+		if entry, _, ok := req.Deny.Match(s.Argv); ok {
+			s.Denylist = entry.Pattern
+			denied = true
+		}
+		if entry, exact, ok := req.Allow.Match(s.Argv); ok && !s.Opaque && (exact || !s.firm()) {
+			s.Allowlist = entry.Pattern
+		}
+		s.Covered = s.Allowlist != "" || (s.Risk == Safe && req.Policy.AutoAllowSafe)
+		allCovered = allCovered && s.Covered
+	}
+	res.Decision = decide(req.Policy, denied, allCovered && !res.Opaque)
+	return res
+}
+
+// decide applies the policy to the analysis.
+func decide(p Policy, denied, covered bool) Decision {
+	switch {
+	case denied, p.Security == SecurityDeny:
+		return Deny
+	case p.Security == SecurityFull:
+		if p.Ask == AskAlways {
+			return AskHuman
+		}
+		return Allow
+	case covered && p.Ask != AskAlways:
+		return Allow
+	case p.Ask == AskOff:
+		return Deny
+	}
+	return AskHuman
+}
+
+// Satisfied reports whether the allowlist alone lets the result run: what
+// askFallback=allowlist allows when nobody answers.
+func (r Result) Satisfied() bool {
+	if r.Opaque {
+		return false
+	}
+	for _, s := range r.Segments {
+		if s.Denylist != "" || !s.Covered {
+			return false
+		}
+	}
+	return true
+}
+
+// linesBefore returns the complete lines of src before the line a parse
+// error points at, or "".
+func linesBefore(src string, err error) string {
+	var pe syntax.ParseError
+	if !errors.As(err, &pe) || pe.Pos.Line() <= 1 {
+		return ""
+	}
+	lines := strings.SplitAfter(src, "\n")
+	n := int(pe.Pos.Line()) - 1
+	if n > len(lines) {
+		return ""
+	}
+	return strings.Join(lines[:n], "")
+}

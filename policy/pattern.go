@@ -1,0 +1,193 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/gobwas/glob"
+)
+
+// Patterns are globs over a command's words. `*` matches within one word,
+// `**` (as a whole word) any run of words including none, and a pattern
+// without wildcards matches as a word prefix: "npm run test" matches
+// "npm run test -- -u" but not "npm run tests". A bare program name means
+// the program found on PATH; a program written with a slash matches the
+// resolved absolute path. Matching is case-sensitive.
+
+// wordSep joins argv words for matching; argv words cannot contain NUL.
+const wordSep = '\x00'
+
+// ValidatePattern reports whether p is usable as an allowlist or denylist
+// pattern, with a one-line reason when it is not.
+func ValidatePattern(p string) error {
+	_, err := compilePattern(p)
+	return err
+}
+
+// pattern is one compiled allowlist or denylist entry.
+type pattern struct {
+	entry    Entry
+	program  string // first word, "" when it has wildcards
+	wildcard bool
+	words    []string
+	once     sync.Once
+	g        *glob.Pattern
+	err      error
+}
+
+// compilePattern checks and compiles p.
+func compilePattern(p string) (*pattern, error) {
+	words := strings.Fields(p)
+	if len(words) == 0 {
+		return nil, errors.New("empty pattern")
+	}
+	if strings.ContainsRune(p, wordSep) {
+		return nil, errors.New("pattern contains a NUL byte")
+	}
+	pt := &pattern{entry: Entry{Pattern: p}, words: words}
+	pt.wildcard = strings.ContainsAny(p, "*?[{")
+	if !strings.ContainsAny(words[0], "*?[{") {
+		pt.program = words[0]
+	}
+	pt.compile()
+	if pt.err != nil {
+		return nil, pt.err
+	}
+	return pt, nil
+}
+
+// compile builds the glob over NUL-joined words.
+func (pt *pattern) compile() {
+	pt.once.Do(func() {
+		var sb strings.Builder
+		for i, w := range pt.words {
+			if w == "**" {
+				// Zero or more further words.
+				if i == 0 {
+					sb.WriteString("{**" + string(wordSep) + ",}")
+				} else {
+					sb.WriteString("{" + string(wordSep) + "**,}")
+				}
+				continue
+			}
+			if i > 0 {
+				sb.WriteRune(wordSep)
+			}
+			// Inside a word, ** means the same as *: it never spans words.
+			sb.WriteString(strings.ReplaceAll(w, "**", "*"))
+		}
+		if !pt.wildcard {
+			sb.WriteString("{" + string(wordSep) + "**,}")
+		}
+		pt.g, pt.err = glob.Compile(sb.String(), wordSep)
+		if pt.err != nil {
+			pt.err = fmt.Errorf("pattern %q: %w", strings.Join(pt.words, " "), pt.err)
+		}
+	})
+}
+
+// exact reports whether the pattern, without wildcards, is argv itself.
+func (pt *pattern) exact(argv []string) bool {
+	if pt.wildcard || len(pt.words) != len(argv) {
+		return false
+	}
+	for i := range argv {
+		if pt.words[i] != argv[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Matcher matches segments against a list of patterns, indexed by program
+// name so that a thousand entries cost little more than a handful.
+type Matcher struct {
+	byProgram map[string][]*pattern
+	wild      []*pattern // patterns whose program has wildcards
+	lookPath  func(string) string
+}
+
+// NewMatcher compiles entries lazily. Entries whose pattern does not
+// compile are skipped (ParseConfig already warned about them). lookPath
+// resolves a bare program name to an absolute path ("" when not found); it
+// may be nil, and then patterns written with a slash never match.
+func NewMatcher(entries []Entry, lookPath func(string) string) *Matcher {
+	m := &Matcher{byProgram: make(map[string][]*pattern, len(entries)), lookPath: lookPath}
+	for _, e := range entries {
+		words := strings.Fields(e.Pattern)
+		if len(words) == 0 {
+			continue
+		}
+		pt := &pattern{entry: e, words: words, wildcard: strings.ContainsAny(e.Pattern, "*?[{")}
+		if strings.ContainsAny(words[0], "*?[{") {
+			m.wild = append(m.wild, pt)
+			continue
+		}
+		pt.program = words[0]
+		key := pt.program
+		if strings.Contains(key, "/") {
+			key = "/" + filepath.Base(key)
+		}
+		m.byProgram[key] = append(m.byProgram[key], pt)
+	}
+	return m
+}
+
+// Match returns the first entry matching argv and whether the match was
+// exact (the pattern is argv word for word). A nil or empty argv matches
+// nothing.
+func (m *Matcher) Match(argv []string) (entry Entry, exact, ok bool) {
+	if m == nil || len(argv) == 0 {
+		return Entry{}, false, false
+	}
+	argv0 := argv[0]
+	var candidates [][]*pattern
+	var resolved string
+	if !strings.Contains(argv0, "/") {
+		// A bare name: bare-name patterns, and slash patterns for the
+		// path it resolves to.
+		candidates = append(candidates, m.byProgram[argv0])
+		if slash := m.byProgram["/"+argv0]; len(slash) > 0 && m.lookPath != nil {
+			resolved = m.lookPath(argv0)
+			candidates = append(candidates, slash)
+		}
+	} else if filepath.IsAbs(argv0) {
+		// An absolute path: patterns with that path, and bare-name
+		// patterns whose PATH lookup gives that very path.
+		base := filepath.Base(argv0)
+		candidates = append(candidates, m.byProgram["/"+base])
+		resolved = filepath.Clean(argv0)
+		if bare := m.byProgram[base]; len(bare) > 0 && m.lookPath != nil && m.lookPath(base) == resolved {
+			candidates = append(candidates, bare)
+		}
+	}
+	// A relative path such as ./git matches only wildcard-program patterns.
+	candidates = append(candidates, m.wild)
+	joined := strings.Join(argv, string(wordSep))
+	for _, list := range candidates {
+		for _, pt := range list {
+			subject, words := joined, argv
+			if strings.Contains(pt.program, "/") {
+				if resolved == "" || filepath.Clean(pt.program) != resolved {
+					continue
+				}
+				words = append([]string{pt.program}, argv[1:]...)
+				subject = strings.Join(words, string(wordSep))
+			} else if pt.program != "" && strings.Contains(argv0, "/") {
+				words = append([]string{pt.program}, argv[1:]...)
+				subject = strings.Join(words, string(wordSep))
+			}
+			pt.compile()
+			if pt.err != nil {
+				continue
+			}
+			if pt.g.Match(subject) {
+				return pt.entry, pt.exact(words), true
+			}
+		}
+	}
+	return Entry{}, false, false
+}

@@ -1,0 +1,332 @@
+package policy
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/gobwas/glob"
+)
+
+// defaultRules is the rule table: wrappers, safe binaries, dangerous and
+// review patterns, paths and inline-code rules, each with examples.
+//
+//go:embed rules.json
+var defaultRules []byte
+
+// ruleFile is the shape of rules.json.
+type ruleFile struct {
+	// Programs holds per-program facts the matchers need, such as which
+	// options take a value (so that `git -C dir push` finds "push").
+	Programs map[string]programInfo `json:"programs"`
+	// Wrappers run another command given in their arguments.
+	Wrappers map[string]*wrapperSpec `json:"wrappers"`
+	// Shells run a script given with -c, in a file or on stdin.
+	Shells []string `json:"shells"`
+	// Interpreters run code given inline, in a file or on stdin.
+	Interpreters map[string]*interpSpec `json:"interpreters"`
+	// Safe lists read-only programs and the arguments that stop them
+	// being read-only.
+	Safe map[string]*safeSpec `json:"safe"`
+	// Rules are the needs-review and dangerous patterns.
+	Rules []*rule `json:"rules"`
+	// Code rules map inline interpreter code to the shell command it is
+	// equivalent to, which is then classified.
+	Code []*codeRule `json:"code"`
+	// Assignments flags environment variables that change what programs
+	// load or run.
+	Assignments struct {
+		Names    []string `json:"names"`
+		Prefixes []string `json:"prefixes"`
+	} `json:"assignments"`
+	// Paths are the named path sets the rules refer to as @name.
+	Paths map[string][]string `json:"paths"`
+	// Network programs talk to other hosts; Decoders turn data into
+	// something else (often code).
+	Network  []string `json:"network"`
+	Decoders []*rule  `json:"decoders"`
+	// EnvPrinters print the environment.
+	EnvPrinters []string `json:"envPrinters"`
+}
+
+// programInfo describes a program's option syntax.
+type programInfo struct {
+	// OptionsWithValue take the next word as their value (unless written
+	// --opt=value or, for a single letter, -ovalue).
+	OptionsWithValue []string `json:"optionsWithValue"`
+	// PatternOptions take a pattern, not a file (find -name, grep -e):
+	// their values are not paths read.
+	PatternOptions []string `json:"patternOptions"`
+}
+
+// wrapperSpec describes a program that runs another program.
+type wrapperSpec struct {
+	Flags            []string `json:"flags"`            // options without a value
+	OptionsWithValue []string `json:"optionsWithValue"` // options that take one
+	// ShellOptions take a shell script as their value (su -c, flock -c).
+	ShellOptions []string `json:"shellOptions"`
+	// SplitOptions take a string that is split into the command (env -S).
+	SplitOptions []string `json:"splitOptions"`
+	// NoCommandOptions mean there is no wrapped command (taskset -p).
+	NoCommandOptions []string `json:"noCommandOptions"`
+	Assignments      bool     `json:"assignments"` // NAME=value words before the command (env)
+	Positionals      int      `json:"positionals"` // words before the command (timeout DURATION)
+	Applet           bool     `json:"applet"`      // the next word names the program (busybox)
+	StdinArgs        bool     `json:"stdinArgs"`   // arguments come from stdin (xargs)
+	ReplaceOptions   []string `json:"replaceOptions"`
+	DefaultCommand   []string `json:"defaultCommand"`
+	JoinAsShell      bool     `json:"joinAsShell"`   // the words are joined and run by sh -c (watch)
+	ExecOptions      []string `json:"execOptions"`   // options that turn JoinAsShell off (watch -x)
+	OutputOptions    []string `json:"outputOptions"` // options whose value is a file written (strace -o)
+	Lookup           []string `json:"lookup"`        // options that only look the command up (command -v)
+	Risk             string   `json:"risk"`          // risk of using the wrapper at all
+	Reason           string   `json:"reason"`
+	// Bare is what the wrapper does without a command: "" (nothing),
+	// "prints-env" or "shell" (an interactive shell).
+	Bare     string   `json:"bare"`
+	Match    []string `json:"match"`
+	NotMatch []string `json:"notMatch"`
+}
+
+// interpSpec describes an interpreter.
+type interpSpec struct {
+	Language string `json:"language"`
+	// Inline options take code as their value (python -c, node -e).
+	Inline []string `json:"inline"`
+	// InlineSub is a subcommand that takes code (deno eval).
+	InlineSub        string   `json:"inlineSub"`
+	OptionsWithValue []string `json:"optionsWithValue"`
+	// ProgramArg is set for awk-like tools whose first operand is code.
+	ProgramArg bool `json:"programArg"`
+}
+
+// safeSpec says when a program is read-only.
+type safeSpec struct {
+	// Inert programs do nothing with their arguments that could matter:
+	// unknown arguments do not make them unsafe.
+	Inert bool `json:"inert"`
+	// Data programs treat their arguments as text, never as files to
+	// read (echo, printf): credential paths in them are harmless.
+	Data bool `json:"data"`
+	// Deny maps options that write, run code or reach outside to the
+	// words that finish "PROGRAM OPTION …" in a reason.
+	Deny map[string]string `json:"deny"`
+	// Only, when set, lists the only options allowed.
+	Only []string `json:"only"`
+	// MaxPositionals caps the operands (uniq IN OUT writes OUT); -1 or
+	// absent means no cap.
+	MaxPositionals *int `json:"maxPositionals"`
+	// Sub restricts the program to these subcommands, each a safeSpec.
+	Sub map[string]*safeSpec `json:"sub"`
+	// DirOptions name a directory that must lie inside the workspace.
+	DirOptions []string `json:"dirOptions"`
+	// PositionalsWith lists options that allow operands when MaxPositionals
+	// is 0 (git branch --list PATTERN).
+	PositionalsWith []string `json:"positionalsWith"`
+	// Check names a program-specific check (sed, awk).
+	Check string `json:"check"`
+}
+
+// rule is one needs-review or dangerous pattern.
+type rule struct {
+	ID     string `json:"id"`
+	Risk   Risk   `json:"risk"`
+	Reason string `json:"reason"`
+	// Programs are program names, or path.Match patterns (mkfs.*).
+	Programs []string `json:"programs"`
+	// Sub: the first positionals must be one of these ("stash drop").
+	Sub []string `json:"sub"`
+	// Options: every group must have one of its options present.
+	Options [][]string `json:"options"`
+	// NotOptions: none of these may be present.
+	NotOptions []string `json:"notOptions"`
+	// Args: some positional after Sub must match one of these: a glob,
+	// or @set for a named path set or check.
+	Args []string `json:"args"`
+	// Targets: additionally, some operand must match one of these (chmod
+	// 777 on a catastrophic target).
+	Targets []string `json:"targets"`
+	// ValueOf makes Args apply to the values of these options instead of
+	// the operands (curl -o FILE).
+	ValueOf []string `json:"valueOf"`
+	// NotSub: the first operand must not be one of these (ufw status).
+	NotSub []string `json:"notSub"`
+	// LastArg restricts Args to the last operand (the target of cp, mv).
+	LastArg bool `json:"lastArg"`
+	// AnyArg: some word after the program (options included) must match.
+	AnyArg []string `json:"anyArg"`
+	// Text: a regular expression over the words after the program,
+	// joined by spaces.
+	Text string `json:"text"`
+	// Bare matches only when there are no arguments at all.
+	Bare bool `json:"bare"`
+	// Firm reasons are not waived by wildcard allowlist patterns.
+	Firm     bool     `json:"firm"`
+	Match    []string `json:"match"`
+	NotMatch []string `json:"notMatch"`
+
+	text        *regexp.Regexp
+	targetGlobs []*glob.Pattern
+	targetSets  []string
+	argGlobs    []*glob.Pattern
+	argSets     []string
+	anyGlobs    []*glob.Pattern
+	anySets     []string
+}
+
+// codeRule recognizes a call in inline code and the shell command it
+// amounts to.
+type codeRule struct {
+	ID        string   `json:"id"`
+	Languages []string `json:"languages"`
+	// Pattern has one capture group: the string literal argument.
+	Pattern string `json:"pattern"`
+	// Shell is the equivalent command; {} is replaced by the quoted
+	// argument, or the argument is the command itself when Shell is "{}".
+	Shell  string `json:"shell"`
+	Reason string `json:"reason"`
+	// Risk, when set, is the risk of the call itself, whatever its
+	// argument (file deletion from inline code).
+	Risk     Risk     `json:"risk"`
+	Match    []string `json:"match"`
+	NotMatch []string `json:"notMatch"`
+
+	re *regexp.Regexp
+}
+
+// rules is the compiled rule table.
+type rules struct {
+	ruleFile
+	byProgram   map[string][]*rule
+	byPattern   []*rule // rules whose program names are patterns
+	shells      map[string]bool
+	network     map[string]bool
+	envPrinters map[string]bool
+	dangerVars  map[string]bool
+	pathGlobs   map[string][]*glob.Pattern
+}
+
+// loadRules compiles a rule table.
+func loadRules(raw []byte) (*rules, error) {
+	var rf ruleFile
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rf); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	r := &rules{
+		ruleFile:    rf,
+		byProgram:   map[string][]*rule{},
+		shells:      setOf(rf.Shells),
+		network:     setOf(rf.Network),
+		envPrinters: setOf(rf.EnvPrinters),
+		dangerVars:  setOf(rf.Assignments.Names),
+		pathGlobs:   map[string][]*glob.Pattern{},
+	}
+	for name, pats := range rf.Paths {
+		for _, p := range pats {
+			g, err := glob.Compile(p, '/')
+			if err != nil {
+				return nil, fmt.Errorf("rules: path set %s: pattern %q: %w", name, p, err)
+			}
+			r.pathGlobs[name] = append(r.pathGlobs[name], g)
+		}
+	}
+	all := append(append([]*rule(nil), rf.Rules...), rf.Decoders...)
+	for _, ru := range all {
+		if err := r.compileRule(ru); err != nil {
+			return nil, err
+		}
+	}
+	for _, ru := range rf.Rules {
+		for _, p := range ru.Programs {
+			if strings.ContainsAny(p, "*?[") {
+				r.byPattern = append(r.byPattern, ru)
+				break
+			}
+			r.byProgram[p] = append(r.byProgram[p], ru)
+		}
+	}
+	for _, c := range rf.Code {
+		re, err := regexp.Compile(c.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("rules: code rule %s: %w", c.ID, err)
+		}
+		c.re = re
+	}
+	return r, nil
+}
+
+func (r *rules) compileRule(ru *rule) error {
+	if ru.ID == "" || ru.Reason == "" {
+		return fmt.Errorf("rules: a rule for %v lacks an id or a reason", ru.Programs)
+	}
+	if ru.Text != "" {
+		re, err := regexp.Compile(ru.Text)
+		if err != nil {
+			return fmt.Errorf("rules: rule %s: %w", ru.ID, err)
+		}
+		ru.text = re
+	}
+	var err error
+	if ru.argGlobs, ru.argSets, err = r.compileArgs(ru.ID, ru.Args); err != nil {
+		return err
+	}
+	if ru.anyGlobs, ru.anySets, err = r.compileArgs(ru.ID, ru.AnyArg); err != nil {
+		return err
+	}
+	if ru.targetGlobs, ru.targetSets, err = r.compileArgs(ru.ID, ru.Targets); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *rules) compileArgs(id string, pats []string) ([]*glob.Pattern, []string, error) {
+	var globs []*glob.Pattern
+	var sets []string
+	for _, a := range pats {
+		if set, ok := strings.CutPrefix(a, "@"); ok {
+			if _, known := r.Paths[set]; !known && !builtinSet(set) {
+				return nil, nil, fmt.Errorf("rules: rule %s: unknown set @%s", id, set)
+			}
+			sets = append(sets, set)
+			continue
+		}
+		g, err := glob.Compile(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rules: rule %s: pattern %q: %w", id, a, err)
+		}
+		globs = append(globs, g)
+	}
+	return globs, sets, nil
+}
+
+// rulesFor returns the rules that name program.
+func (r *rules) rulesFor(program string) []*rule {
+	out := r.byProgram[program]
+	for _, ru := range r.byPattern {
+		for _, p := range ru.Programs {
+			if ok, _ := path.Match(p, program); ok {
+				out = append(out[:len(out):len(out)], ru)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// optionsWithValue returns the options of program that take a value.
+func (r *rules) optionsWithValue(program string) []string {
+	return r.Programs[program].OptionsWithValue
+}
+
+func setOf(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
+}

@@ -1,0 +1,271 @@
+package policy
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// word is one shell word as the analysis sees it: its literal value when
+// the shell would produce it without running or looking anything up, and a
+// stand-in otherwise.
+type word struct {
+	// text is the literal value after quote removal when known is true.
+	// Otherwise it is a shape: the word with quotes removed, $HOME and
+	// ${HOME} written as ~, and every other expansion written as "$?", so
+	// that rules can still reason about "$X/" or "~/.ssh".
+	text  string
+	known bool // no parameter, command, arithmetic or process expansion
+	// glob is set when an unquoted *, ? or [ makes the word a pattern that
+	// the shell expands against file names.
+	glob bool
+	// tilde is set when the word starts with an unquoted ~ that the shell
+	// replaces with a home directory.
+	tilde bool
+	// brace is set when unquoted {a,b} or {1..3} expands the word into
+	// several.
+	brace bool
+	// splits is set when an unquoted expansion may split into several
+	// words (and so smuggle in options).
+	splits bool
+	// subst lists the command and process substitutions inside the word;
+	// their commands run whenever the word is evaluated.
+	subst []*syntax.Stmt
+	// procSubst is set when the word is a process substitution (<(…)).
+	procSubst bool
+	// fromStdin marks the words xargs fills in from its input: unknown,
+	// but file names rather than options an attacker chose.
+	fromStdin bool
+	// leaks is set when a substitution in the word prints credentials or
+	// the environment (curl -d "$(cat ~/.ssh/id_rsa)").
+	leaks bool
+}
+
+// pathKnown reports whether the word's path is known apart from $HOME.
+func (w word) pathKnown() bool {
+	return w.known || !strings.Contains(w.text, unknownShape)
+}
+
+// literal reports whether the word is a plain string: known, with no
+// globbing or brace expansion to change it.
+func (w word) literal() bool { return w.known && !w.glob && !w.brace }
+
+// unknownShape is what an unknown expansion looks like inside word.text.
+const unknownShape = "$?"
+
+// evalWord evaluates w as the shell would, as far as that is possible
+// without running anything.
+func evalWord(w *syntax.Word) word {
+	out := word{known: true}
+	var sb strings.Builder
+	for i, part := range w.Parts {
+		evalPart(&out, &sb, part, i == 0, false)
+	}
+	out.text = sb.String()
+	if len(w.Parts) == 1 && out.procSubst {
+		// <(…) is replaced by a /dev/fd path: a file to read, not an
+		// option.
+		out.known = true
+		out.text = "/dev/fd/63"
+		return out
+	}
+	if !out.known {
+		return out
+	}
+	if hasBraceExpansion(w) {
+		out.brace = true
+	}
+	return out
+}
+
+// evalPart appends one word part's value (or shape) to sb.
+func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quoted bool) {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		v := p.Value
+		if quoted {
+			sb.WriteString(unescapeDouble(v))
+			return
+		}
+		if first && strings.HasPrefix(v, "~") {
+			out.tilde = true
+		}
+		sb.WriteString(unescapeUnquoted(v, out))
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			sb.WriteString(ansiC(p.Value))
+			return
+		}
+		sb.WriteString(p.Value)
+	case *syntax.DblQuoted:
+		for j, inner := range p.Parts {
+			evalPart(out, sb, inner, first && j == 0, true)
+		}
+	case *syntax.ParamExp:
+		out.known = false
+		collectSubst(p, out)
+		if !quoted {
+			out.splits = true
+		}
+		if isHomeParam(p) {
+			out.tilde = out.tilde || first
+			sb.WriteString("~")
+			return
+		}
+		sb.WriteString(unknownShape)
+	case *syntax.CmdSubst:
+		out.known = false
+		if !quoted {
+			out.splits = true
+		}
+		out.subst = append(out.subst, p.Stmts...)
+		sb.WriteString(unknownShape)
+	case *syntax.ProcSubst:
+		out.known = false
+		out.procSubst = true
+		out.subst = append(out.subst, p.Stmts...)
+		sb.WriteString(unknownShape)
+	case *syntax.ArithmExp:
+		out.known = false
+		collectSubst(p.X, out)
+		sb.WriteString(unknownShape)
+	case *syntax.ExtGlob:
+		out.glob = true
+		sb.WriteString(p.Op.String() + p.Pattern.Value + ")")
+	default:
+		// A part this code does not know cannot be judged.
+		out.known = false
+		sb.WriteString(unknownShape)
+	}
+}
+
+// isHomeParam reports whether p is a plain $HOME or ${HOME}.
+func isHomeParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Param.Value == "HOME" && p.Exp == nil && p.Repl == nil &&
+		p.Index == nil && p.Slice == nil && !p.Length && !p.Excl && !p.Width
+}
+
+// collectSubst finds command substitutions nested in a node (an arithmetic
+// expression, ${X:-$(cmd)}): bash evaluates them, so their commands run.
+func collectSubst(x syntax.Node, out *word) {
+	if x == nil {
+		return
+	}
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			out.subst = append(out.subst, n.Stmts...)
+			return false
+		case *syntax.ProcSubst:
+			out.subst = append(out.subst, n.Stmts...)
+			return false
+		}
+		return true
+	})
+}
+
+// unescapeUnquoted removes backslashes from an unquoted literal and notes
+// unescaped glob characters.
+func unescapeUnquoted(v string, out *word) string {
+	if !strings.ContainsAny(v, "\\*?[") {
+		return v
+	}
+	var sb strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\' && i+1 < len(v):
+			i++
+			if v[i] != '\n' {
+				sb.WriteByte(v[i])
+			}
+			continue
+		case c == '*' || c == '?':
+			out.glob = true
+		case c == '[' && strings.IndexByte(v[i+1:], ']') > 0:
+			out.glob = true
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}
+
+// unescapeDouble applies the backslash rules inside double quotes: only \$,
+// \`, \", \\ and \newline are escapes.
+func unescapeDouble(v string) string {
+	if !strings.Contains(v, "\\") {
+		return v
+	}
+	var sb strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+				c = v[i]
+			case '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}
+
+// ansiC decodes the body of a $'…' string as bash does.
+func ansiC(s string) string {
+	v, _, err := expand.Format(nil, s, nil)
+	if err != nil {
+		return s
+	}
+	// bash stops a $'…' string at an encoded NUL.
+	v, _, _ = strings.Cut(v, "\x00")
+	return v
+}
+
+// hasBraceExpansion reports whether an unquoted {a,b} or {x..y} would make
+// bash expand the word into several.
+func hasBraceExpansion(w *syntax.Word) bool {
+	hasBrace := false
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "{") {
+			hasBrace = true
+		}
+	}
+	if !hasBrace {
+		return false
+	}
+	// SplitBraces rewrites the word in place; work on a copy.
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+	return syntax.SplitBraces(cp)
+}
+
+// maxBraceFields bounds how far a brace expansion is followed.
+const maxBraceFields = 256
+
+// braceFields expands a literal word with brace expansion into the words
+// bash would produce; ok is false when that is not possible statically.
+func braceFields(w *syntax.Word) (fields []string, ok bool) {
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+	if !syntax.SplitBraces(cp) {
+		return nil, false
+	}
+	for bw, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || len(fields) >= maxBraceFields {
+			return nil, false
+		}
+		ev := word{known: true}
+		var sb strings.Builder
+		for i, part := range bw.Parts {
+			evalPart(&ev, &sb, part, i == 0, false)
+		}
+		if !ev.known {
+			return nil, false
+		}
+		fields = append(fields, sb.String())
+	}
+	return fields, true
+}
