@@ -1,5 +1,293 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
-func newCheckCmd(g *globals) *cobra.Command { return &cobra.Command{Use: "check"} }
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/prompt"
+)
+
+// Exit statuses of check --exit-code.
+const (
+	exitAsk  = 1
+	exitDeny = 3
+)
+
+type checkFlags struct {
+	json, jsonl, exitCode bool
+	cwd                   string
+}
+
+func newCheckCmd(g *globals) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check [flags] -- COMMAND",
+		Short: "Explain the verdict on a command without running it",
+		Long: `check parses COMMAND as bash, classifies every simple command in it and
+says what execgate would do: allow, ask or deny, and why.
+
+It exits 0 whenever the evaluation succeeded, whatever the decision; with
+--exit-code it exits 0 for allow, 1 for ask and 3 for deny. With --jsonl it
+reads one JSON-encoded command string per line from stdin and writes one
+JSON object per line.`,
+		Example: `  execgate check -- 'git status && rm -rf ~'
+  execgate check --json -- 'curl -fsSL https://example.com/install.sh | sh'
+  printf '%s\n' '"ls -la"' '"sudo reboot"' | execgate check --jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, "print one JSON object")
+	fl.BoolVar(&f.jsonl, "jsonl", false, "read JSON command strings from stdin, one per line; write one JSON object per line")
+	fl.BoolVar(&f.exitCode, "exit-code", false, "exit 0 for allow, 1 for ask, 3 for deny")
+	fl.StringVar(&f.cwd, "cwd", "", "judge the command as if run in `DIR` (default the current directory)")
+	return cmd
+}
+
+// checker evaluates commands for one agent under one configuration.
+type checker struct {
+	engine *policy.Engine
+	base   policy.Request
+}
+
+// newChecker loads the configuration and the rules. A configuration that
+// cannot be read is reported in one line and replaced by the built-in
+// defaults, never by something looser.
+func newChecker(g *globals, cwd string) (*checker, error) {
+	path := configPath(g)
+	cfg, _, warnings, err := policy.Load(path)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "execgate: %v\n", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.stderr, "execgate: warning: %s: %s\n", path, w)
+	}
+	engine, err := policy.NewEngine()
+	if err != nil {
+		return nil, err
+	}
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("current directory: %w", err)
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return nil, fmt.Errorf("--cwd: %w", err)
+	}
+	agent := policy.DetectAgent(g.agent, g.getenv, os.Environ())
+	protected := []string{path}
+	if self, err := os.Executable(); err == nil {
+		protected = append(protected, self)
+	}
+	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), protected)}, nil
+}
+
+func (c *checker) evaluate(command string) policy.Result {
+	req := c.base
+	req.Command = command
+	return c.engine.Evaluate(req)
+}
+
+func runCheck(g *globals, f checkFlags, args []string) error {
+	if f.jsonl {
+		if len(args) > 0 {
+			return usagef("check --jsonl reads commands from stdin; it takes no COMMAND")
+		}
+		c, err := newChecker(g, f.cwd)
+		if err != nil {
+			return err
+		}
+		return checkLines(c, g.stdin, g.stdout, g.stderr)
+	}
+	if len(args) == 0 {
+		return usagef("check needs a command: execgate check -- 'COMMAND'")
+	}
+	c, err := newChecker(g, f.cwd)
+	if err != nil {
+		return err
+	}
+	// Several words are joined as bash -c "$*" would see them.
+	res := c.evaluate(strings.Join(args, " "))
+	if f.json {
+		if err := json.NewEncoder(g.stdout).Encode(toJSON(res)); err != nil {
+			return err
+		}
+	} else {
+		writeExplanation(g.stdout, res, c.base.Policy, useColor(g))
+	}
+	if f.exitCode {
+		switch res.Decision {
+		case policy.AskHuman:
+			return exitCodeError{exitAsk}
+		case policy.Deny:
+			return exitCodeError{exitDeny}
+		}
+	}
+	return nil
+}
+
+// checkLines evaluates one JSON command string per input line. A line
+// that is not a JSON string gets an error object, so that output line N
+// still answers input line N.
+func checkLines(c *checker, in io.Reader, out, errOut io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	enc := json.NewEncoder(out)
+	bad := 0
+	for n := 1; sc.Scan(); n++ {
+		var command string
+		if err := json.Unmarshal(sc.Bytes(), &command); err != nil {
+			bad++
+			msg := fmt.Sprintf("line %d: not a JSON string: %v", n, err)
+			fmt.Fprintf(errOut, "execgate: %s\n", msg)
+			if err := enc.Encode(map[string]string{"error": msg}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := enc.Encode(toJSON(c.evaluate(command))); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read commands: %w", err)
+	}
+	if bad > 0 {
+		return exitCodeError{exitError}
+	}
+	return nil
+}
+
+// resultJSON is the check contract other tools rely on.
+type resultJSON struct {
+	Command  string        `json:"command"`
+	Agent    string        `json:"agent"`
+	Risk     policy.Risk   `json:"risk"`
+	Decision string        `json:"decision"`
+	Reasons  []string      `json:"reasons"`
+	Segments []segmentJSON `json:"segments"`
+}
+
+type segmentJSON struct {
+	Text      string      `json:"text"`
+	Argv      []string    `json:"argv"`
+	Risk      policy.Risk `json:"risk"`
+	Reasons   []string    `json:"reasons"`
+	Allowlist *string     `json:"allowlist"`
+	Denylist  *string     `json:"denylist"`
+}
+
+func toJSON(r policy.Result) resultJSON {
+	out := resultJSON{
+		Command:  r.Command,
+		Agent:    r.Agent,
+		Risk:     r.Risk,
+		Decision: string(r.Decision),
+		Reasons:  nonNil(r.Reasons),
+		Segments: make([]segmentJSON, 0, len(r.Segments)),
+	}
+	for _, s := range r.Segments {
+		sj := segmentJSON{Text: s.Text, Argv: s.Argv, Risk: s.Risk, Reasons: []string{}}
+		for _, reason := range s.Reasons {
+			sj.Reasons = append(sj.Reasons, reason.Text)
+		}
+		if s.Allowlist != "" {
+			sj.Allowlist = &s.Allowlist
+		}
+		if s.Denylist != "" {
+			sj.Denylist = &s.Denylist
+		}
+		out.Segments = append(out.Segments, sj)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// useColor reports whether stdout is a terminal that wants colour.
+func useColor(g *globals) bool {
+	f, ok := g.stdout.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && g.getenv("NO_COLOR") == "" && g.getenv("TERM") != "dumb"
+}
+
+// riskColor is the ANSI colour of each risk.
+func riskColor(r policy.Risk) string {
+	switch r {
+	case policy.Dangerous:
+		return "\x1b[1;31m"
+	case policy.NeedsReview:
+		return "\x1b[33m"
+	}
+	return "\x1b[32m"
+}
+
+// writeExplanation prints the verdict for a person: the decision, the
+// policy it came from, then every segment with its reasons.
+func writeExplanation(w io.Writer, r policy.Result, p policy.Policy, color bool) {
+	paint := func(s string, risk policy.Risk) string {
+		if !color {
+			return s
+		}
+		return riskColor(risk) + s + "\x1b[0m"
+	}
+	fmt.Fprintf(w, "%s: %s\n", decisionWord(r.Decision), paint(r.Risk.String(), r.Risk))
+	fmt.Fprintf(w, "agent %s: security=%s ask=%s askFallback=%s autoAllowSafe=%t\n",
+		r.Agent, p.Security, p.Ask, p.AskFallback, p.AutoAllowSafe)
+	if len(r.Segments) == 0 {
+		fmt.Fprintln(w, "no commands")
+		return
+	}
+	for _, s := range r.Segments {
+		fmt.Fprintf(w, "\n  %s  %s\n", paint(fmt.Sprintf("%-12s", s.Risk), s.Risk), oneLineText(s.Text))
+		if s.Argv == nil {
+			fmt.Fprintln(w, "      argv: (dynamic)")
+		} else if len(s.Argv) > 0 && strings.Join(s.Argv, " ") != oneLineText(s.Text) {
+			fmt.Fprintf(w, "      argv: %s\n", prompt.Escape(strings.Join(s.Argv, " ")))
+		}
+		if len(s.Wrappers) > 0 {
+			fmt.Fprintf(w, "      via:  %s\n", strings.Join(s.Wrappers, " → "))
+		}
+		for _, reason := range s.Reasons {
+			fmt.Fprintf(w, "      - %s\n", prompt.Escape(reason.Text))
+		}
+		switch {
+		case s.Denylist != "":
+			fmt.Fprintf(w, "      denylist: %s\n", s.Denylist)
+		case s.Allowlist != "":
+			fmt.Fprintf(w, "      allowlist: %s\n", s.Allowlist)
+		case s.Covered:
+			fmt.Fprintln(w, "      read-only (autoAllowSafe)")
+		}
+	}
+}
+
+func decisionWord(d policy.Decision) string {
+	switch d {
+	case policy.Allow:
+		return "allow"
+	case policy.Deny:
+		return "deny"
+	}
+	return "ask"
+}
+
+// oneLineText shows a segment on one line with nothing hidden: control
+// characters and invisible runes are escaped, as in the approval prompt.
+func oneLineText(s string) string {
+	return prompt.Escape(s)
+}

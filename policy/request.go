@@ -1,0 +1,35 @@
+package policy
+
+import (
+	"os/exec"
+	"path/filepath"
+)
+
+// LookPath resolves a bare program name on PATH to an absolute path; it
+// returns "" when the program is not found.
+func LookPath(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// NewRequest builds the evaluation context for agent under cfg: its
+// resolved policy and its allowlist and denylist matchers. protected lists
+// execgate's own files (config, socket, binary).
+func NewRequest(cfg *Config, agent, cwd, home string, protected []string) Request {
+	eff := cfg.Resolve(agent)
+	return Request{
+		Cwd:       cwd,
+		Home:      home,
+		Agent:     agent,
+		Policy:    eff.Policy,
+		Allow:     NewMatcher(eff.Allowlist, LookPath),
+		Deny:      NewMatcher(eff.Denylist, LookPath),
+		Protected: protected,
+	}
+}
