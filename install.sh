@@ -31,7 +31,7 @@ command -v go >/dev/null 2>&1 || die "needs the Go toolchain (go 1.26 or later) 
 mkdir -p "$bindir"
 tmp=$(mktemp "$bindir/.execgate.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-(cd "$here" && go build -trimpath -o "$tmp" ./cmd/execgate)
+(cd "$here" && CGO_ENABLED=0 go build -trimpath -o "$tmp" ./cmd/execgate)
 chmod 0755 "$tmp"
 mv -f "$tmp" "$bindir/execgate"
 trap - EXIT

@@ -280,17 +280,29 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, s *syntax.Stmt, f frame) {
 	if a.funcs == nil {
 		a.funcs = map[string]*syntax.Stmt{}
 	}
-	name := c.Name.Value
-	a.funcs[name] = c.Body
+	names := c.Names
+	if c.Name != nil {
+		names = append([]*syntax.Lit{c.Name}, names...)
+	}
 	seg := a.newSegment(s, f)
 	seg.Argv = []string{}
-	if a.shadows(name) {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines a function %q that replaces the command of that name", name), Rule: "function-shadows-command", Firm: true})
+	if len(names) == 0 || c.Body == nil {
+		// An anonymous function runs at once.
+		if c.Body != nil {
+			a.stmt(c.Body, f, false)
+		}
+		return
+	}
+	for _, n := range names {
+		a.funcs[n.Value] = c.Body
+		if a.shadows(n.Value) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines a function %q that replaces the command of that name", n.Value), Rule: "function-shadows-command", Firm: true})
+		}
 	}
 	// The body is analyzed once, here, whether or not it is called: a
 	// definition may be called in ways the analysis cannot see (exported,
 	// traps, later commands), and calls then need no second look.
-	a.callFunction(seg, name, c.Body, s, f)
+	a.callFunction(seg, names[0].Value, c.Body, s, f)
 }
 
 // shadows reports whether name is a command a definition could replace.
@@ -372,7 +384,12 @@ func (a *analyzer) substitutions(w word, f frame) {
 
 // newSegment starts a segment for node.
 func (a *analyzer) newSegment(node syntax.Node, f frame) *Segment {
-	return &Segment{Text: nodeText(f.src, node), Depth: f.depth, Wrappers: f.via, context: f.via}
+	text := nodeText(f.src, node)
+	if s, ok := node.(*syntax.Stmt); ok && s.Semicolon.IsValid() {
+		// The list separator is not part of the command.
+		text = strings.TrimSpace(strings.TrimSuffix(text, ";"))
+	}
+	return &Segment{Text: text, Depth: f.depth, Wrappers: f.via, context: f.via}
 }
 
 // nodeText returns the source text of node, or its printed form when the

@@ -182,6 +182,11 @@ const (
 
 // matchRule reports whether ru matches the command words (program first).
 func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult {
+	if err := a.r.compileRule(ru); err != nil {
+		// A broken rule cannot clear anything: treat it as a possible
+		// match, which asks.
+		return matchMaybe
+	}
 	args := words[1:]
 	if ru.Bare {
 		if len(args) == 0 {
@@ -339,7 +344,15 @@ func (a *analyzer) inSet(set string, w word) bool {
 
 // pathIn matches p against the named glob set.
 func (a *analyzer) pathIn(set, p string) bool {
-	for _, g := range a.r.pathGlobs[set] {
+	ps := a.r.pathSets[set]
+	if ps == nil {
+		return false
+	}
+	globs, err := ps.compiled()
+	if err != nil {
+		return true // a broken set fails closed: everything is in it
+	}
+	for _, g := range globs {
 		if g.Match(p) {
 			return true
 		}

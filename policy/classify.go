@@ -152,6 +152,12 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		}
 	}
 	i += spec.Positionals
+	// flock FILE -c COMMAND: the script option may follow the operands.
+	if i < len(args) && args[i].known && matchesAny(spec.ShellOptions, args[i].text) {
+		payload, ok := optionValue(args, &i, args[i].text)
+		a.nestedWord(seg, payload, ok, name+" -c", s, f)
+		return nil, unwrapDone
+	}
 	if i >= len(args) {
 		return a.bareWrapper(seg, spec, words, s, f)
 	}
@@ -834,7 +840,12 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 		if !contains(cr.Languages, lang) {
 			continue
 		}
-		for _, m := range cr.re.FindAllStringSubmatch(code, 8) {
+		re, err := cr.regexp()
+		if err != nil {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("code rule %s is broken: %v", cr.ID, err), Rule: cr.ID, Firm: true})
+			continue
+		}
+		for _, m := range re.FindAllStringSubmatch(code, 8) {
 			arg := m[len(m)-1]
 			if cr.Risk > Safe {
 				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID, Firm: true})

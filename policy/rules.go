@@ -1,21 +1,20 @@
 package policy
 
 import (
-	_ "embed"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gobwas/glob"
 )
 
-// defaultRules is the rule table: wrappers, safe binaries, dangerous and
-// review patterns, paths and inline-code rules, each with examples.
-//
-//go:embed rules.json
-var defaultRules []byte
+// The rule table lives in rules.json: wrappers, safe binaries, dangerous
+// and review patterns, paths and inline-code rules, each with examples.
+// rules_gen.go is its compiled-in copy (see TestGeneratedRules), so that no
+// process pays for decoding it; patterns are compiled on first use.
 
 // ruleFile is the shape of rules.json.
 type ruleFile struct {
@@ -38,10 +37,7 @@ type ruleFile struct {
 	Code []*codeRule `json:"code"`
 	// Assignments flags environment variables that change what programs
 	// load or run.
-	Assignments struct {
-		Names    []string `json:"names"`
-		Prefixes []string `json:"prefixes"`
-	} `json:"assignments"`
+	Assignments assignmentRules `json:"assignments"`
 	// Paths are the named path sets the rules refer to as @name.
 	Paths map[string][]string `json:"paths"`
 	// Network programs talk to other hosts; Decoders turn data into
@@ -50,6 +46,13 @@ type ruleFile struct {
 	Decoders []*rule  `json:"decoders"`
 	// EnvPrinters print the environment.
 	EnvPrinters []string `json:"envPrinters"`
+}
+
+// assignmentRules name the variables that change what programs load or
+// run, exactly or by prefix.
+type assignmentRules struct {
+	Names    []string `json:"names"`
+	Prefixes []string `json:"prefixes"`
 }
 
 // programInfo describes a program's option syntax.
@@ -168,6 +171,8 @@ type rule struct {
 	Match    []string `json:"match"`
 	NotMatch []string `json:"notMatch"`
 
+	once        sync.Once
+	compileErr  error
 	text        *regexp.Regexp
 	targetGlobs []*glob.Pattern
 	targetSets  []string
@@ -194,29 +199,54 @@ type codeRule struct {
 	Match    []string `json:"match"`
 	NotMatch []string `json:"notMatch"`
 
-	re *regexp.Regexp
+	once sync.Once
+	re   *regexp.Regexp
+	err  error
 }
 
-// rules is the compiled rule table.
+// regexp returns the compiled pattern, compiling it on first use.
+func (c *codeRule) regexp() (*regexp.Regexp, error) {
+	c.once.Do(func() { c.re, c.err = regexp.Compile(c.Pattern) })
+	return c.re, c.err
+}
+
+// rules is the rule table with its indexes.
 type rules struct {
-	ruleFile
+	*ruleFile
 	byProgram   map[string][]*rule
 	byPattern   []*rule // rules whose program names are patterns
 	shells      map[string]bool
 	network     map[string]bool
 	envPrinters map[string]bool
 	dangerVars  map[string]bool
-	pathGlobs   map[string][]*glob.Pattern
+	pathSets    map[string]*pathSet
 }
 
-// loadRules compiles a rule table.
-func loadRules(raw []byte) (*rules, error) {
-	var rf ruleFile
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rf); err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
-	}
+// pathSet is a named list of path globs, compiled on first use.
+type pathSet struct {
+	patterns []string
+	once     sync.Once
+	globs    []*glob.Pattern
+	err      error
+}
+
+func (p *pathSet) compiled() ([]*glob.Pattern, error) {
+	p.once.Do(func() {
+		for _, pat := range p.patterns {
+			g, err := glob.Compile(pat, '/')
+			if err != nil {
+				p.err = fmt.Errorf("pattern %q: %w", pat, err)
+				return
+			}
+			p.globs = append(p.globs, g)
+		}
+	})
+	return p.globs, p.err
+}
+
+// loadRules indexes a rule table. Patterns are compiled when first used;
+// compileAll compiles them all (the tests do).
+func loadRules(rf *ruleFile) (*rules, error) {
 	r := &rules{
 		ruleFile:    rf,
 		byProgram:   map[string][]*rule{},
@@ -224,21 +254,14 @@ func loadRules(raw []byte) (*rules, error) {
 		network:     setOf(rf.Network),
 		envPrinters: setOf(rf.EnvPrinters),
 		dangerVars:  setOf(rf.Assignments.Names),
-		pathGlobs:   map[string][]*glob.Pattern{},
+		pathSets:    make(map[string]*pathSet, len(rf.Paths)),
 	}
 	for name, pats := range rf.Paths {
-		for _, p := range pats {
-			g, err := glob.Compile(p, '/')
-			if err != nil {
-				return nil, fmt.Errorf("rules: path set %s: pattern %q: %w", name, p, err)
-			}
-			r.pathGlobs[name] = append(r.pathGlobs[name], g)
-		}
+		r.pathSets[name] = &pathSet{patterns: pats}
 	}
-	all := append(append([]*rule(nil), rf.Rules...), rf.Decoders...)
-	for _, ru := range all {
-		if err := r.compileRule(ru); err != nil {
-			return nil, err
+	for _, ru := range append(append([]*rule(nil), rf.Rules...), rf.Decoders...) {
+		if ru.ID == "" || ru.Reason == "" {
+			return nil, fmt.Errorf("rules: a rule for %v lacks an id or a reason", ru.Programs)
 		}
 	}
 	for _, ru := range rf.Rules {
@@ -250,38 +273,53 @@ func loadRules(raw []byte) (*rules, error) {
 			r.byProgram[p] = append(r.byProgram[p], ru)
 		}
 	}
-	for _, c := range rf.Code {
-		re, err := regexp.Compile(c.Pattern)
-		if err != nil {
-			return nil, fmt.Errorf("rules: code rule %s: %w", c.ID, err)
-		}
-		c.re = re
-	}
 	return r, nil
 }
 
-func (r *rules) compileRule(ru *rule) error {
-	if ru.ID == "" || ru.Reason == "" {
-		return fmt.Errorf("rules: a rule for %v lacks an id or a reason", ru.Programs)
+// compileAll compiles every pattern in the table and reports the first
+// error.
+func (r *rules) compileAll() error {
+	var errs []error
+	for _, ru := range append(append([]*rule(nil), r.Rules...), r.Decoders...) {
+		errs = append(errs, r.compileRule(ru))
 	}
-	if ru.Text != "" {
-		re, err := regexp.Compile(ru.Text)
-		if err != nil {
-			return fmt.Errorf("rules: rule %s: %w", ru.ID, err)
+	for _, c := range r.Code {
+		_, err := c.regexp()
+		errs = append(errs, err)
+	}
+	for name, ps := range r.pathSets {
+		if _, err := ps.compiled(); err != nil {
+			errs = append(errs, fmt.Errorf("rules: path set %s: %w", name, err))
 		}
-		ru.text = re
 	}
-	var err error
-	if ru.argGlobs, ru.argSets, err = r.compileArgs(ru.ID, ru.Args); err != nil {
-		return err
-	}
-	if ru.anyGlobs, ru.anySets, err = r.compileArgs(ru.ID, ru.AnyArg); err != nil {
-		return err
-	}
-	if ru.targetGlobs, ru.targetSets, err = r.compileArgs(ru.ID, ru.Targets); err != nil {
-		return err
-	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// compileRule compiles a rule's patterns once.
+func (r *rules) compileRule(ru *rule) error {
+	ru.once.Do(func() {
+		if ru.Text != "" {
+			re, err := regexp.Compile(ru.Text)
+			if err != nil {
+				ru.compileErr = fmt.Errorf("rules: rule %s: %w", ru.ID, err)
+				return
+			}
+			ru.text = re
+		}
+		var err error
+		if ru.argGlobs, ru.argSets, err = r.compileArgs(ru.ID, ru.Args); err != nil {
+			ru.compileErr = err
+			return
+		}
+		if ru.anyGlobs, ru.anySets, err = r.compileArgs(ru.ID, ru.AnyArg); err != nil {
+			ru.compileErr = err
+			return
+		}
+		if ru.targetGlobs, ru.targetSets, err = r.compileArgs(ru.ID, ru.Targets); err != nil {
+			ru.compileErr = err
+		}
+	})
+	return ru.compileErr
 }
 
 func (r *rules) compileArgs(id string, pats []string) ([]*glob.Pattern, []string, error) {
@@ -330,3 +368,5 @@ func setOf(list []string) map[string]bool {
 	}
 	return m
 }
+
+func intPtr(n int) *int { return &n }

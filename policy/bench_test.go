@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"fmt"
+	"testing"
+)
+
+// thousandEntries is an allowlist of 1,000 patterns over 50 programs, the
+// shape a long-lived allow-always list takes.
+func thousandEntries() []Entry {
+	var out []Entry
+	for p := 0; p < 50; p++ {
+		for s := 0; s < 20; s++ {
+			out = append(out, Entry{Pattern: fmt.Sprintf("tool%d sub%d **", p, s)})
+		}
+	}
+	out[500] = Entry{Pattern: "git status"}
+	return out
+}
+
+func benchEvaluate(b *testing.B, command string, allow []Entry) {
+	e := testEngine(b)
+	req := Request{
+		Command: command, Cwd: testWorkspace, Home: testHome,
+		Policy: BuiltinPolicy(),
+		Allow:  NewMatcher(allow, fakePath),
+		Deny:   NewMatcher(entries("terraform destroy **"), fakePath),
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		e.Evaluate(req)
+	}
+}
+
+// BenchmarkEvaluateTypical is the issue's budget: a typical command with
+// 1,000 allowlist entries, under 50 µs.
+func BenchmarkEvaluateTypical(b *testing.B) {
+	benchEvaluate(b, "git status", thousandEntries())
+}
+
+// BenchmarkEvaluatePipeline is a longer agent command.
+func BenchmarkEvaluatePipeline(b *testing.B) {
+	benchEvaluate(b, `cd src && grep -rn "TODO" --include='*.go' . | sort | uniq -c | head -20 && git diff --stat`, thousandEntries())
+}
+
+// BenchmarkEvaluateEnvelope is a Claude Code style envelope.
+func BenchmarkEvaluateEnvelope(b *testing.B) {
+	benchEvaluate(b, `source /home/agent/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'npm run build' < /dev/null && pwd -P >| /tmp/claude-ab12-cwd`, thousandEntries())
+}
+
+// BenchmarkNewMatcher is the per-process cost of indexing 1,000 entries.
+func BenchmarkNewMatcher(b *testing.B) {
+	list := thousandEntries()
+	b.ReportAllocs()
+	for b.Loop() {
+		NewMatcher(list, fakePath)
+	}
+}
+
+// BenchmarkNewEngine is the per-process cost of loading the rule table.
+func BenchmarkNewEngine(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewEngine(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

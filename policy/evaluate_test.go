@@ -1,0 +1,202 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakePath resolves bare names as if PATH held only /usr/bin.
+func fakePath(name string) string { return "/usr/bin/" + name }
+
+func entries(patterns ...string) []Entry {
+	out := make([]Entry, len(patterns))
+	for i, p := range patterns {
+		out[i] = Entry{Pattern: p}
+	}
+	return out
+}
+
+// TestAllowlistTable runs testdata/corpus/allowlist.tsv: decisions under
+// security=allowlist, ask=on-miss, autoAllowSafe=false.
+func TestAllowlistTable(t *testing.T) {
+	e := testEngine(t)
+	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
+	n := 0
+	readTSV(t, "../testdata/corpus/allowlist.tsv", func(line int, cols []string) {
+		require.Len(t, cols, 4, "allowlist.tsv:%d", line)
+		var patterns []string
+		var command string
+		require.NoError(t, json.Unmarshal([]byte(cols[0]), &patterns), "allowlist.tsv:%d", line)
+		require.NoError(t, json.Unmarshal([]byte(cols[1]), &command), "allowlist.tsv:%d", line)
+		res := e.Evaluate(Request{
+			Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol,
+			Allow: NewMatcher(entries(patterns...), fakePath),
+		})
+		want := Decision(cols[2])
+		if want == "ask" {
+			want = AskHuman
+		}
+		n++
+		assert.Equal(t, want, res.Decision, "allowlist.tsv:%d: %v %q (%s)\n\t%s", line, patterns, command, cols[3], explain(res))
+	})
+	assert.GreaterOrEqual(t, n, 40)
+}
+
+// TestDecisionTable covers every branch of the decision under the
+// policy, for a safe, a needs-review and a dangerous command.
+func TestDecisionTable(t *testing.T) {
+	e := testEngine(t)
+	type row struct {
+		security Security
+		ask      Ask
+		auto     bool
+		allow    []string
+		deny     []string
+		command  string
+		want     Decision
+	}
+	rows := []row{
+		{SecurityAllowlist, AskOnMiss, true, nil, nil, "ls -la", Allow},
+		{SecurityAllowlist, AskOnMiss, false, nil, nil, "ls -la", AskHuman},
+		{SecurityAllowlist, AskOff, false, nil, nil, "ls -la", Deny},
+		{SecurityAllowlist, AskAlways, true, nil, nil, "ls -la", AskHuman},
+		{SecurityAllowlist, AskOnMiss, true, nil, nil, "npm test", AskHuman},
+		{SecurityAllowlist, AskOnMiss, true, []string{"npm test"}, nil, "npm test", Allow},
+		{SecurityAllowlist, AskOnMiss, true, []string{"npm **"}, []string{"npm publish"}, "npm publish", Deny},
+		{SecurityAllowlist, AskOnMiss, true, nil, []string{"ls"}, "ls -la", Deny},
+		{SecurityAllowlist, AskOnMiss, true, nil, []string{"terraform destroy **"}, "bash -c 'terraform destroy -auto-approve'", Deny},
+		{SecurityAllowlist, AskOff, true, nil, nil, "rm -rf /", Deny},
+		{SecurityAllowlist, AskOnMiss, true, []string{"rm **"}, nil, "rm -rf /", AskHuman},
+		{SecurityAllowlist, AskOnMiss, true, []string{"rm -rf /"}, nil, "rm -rf /", Allow},
+		{SecurityDeny, AskOnMiss, true, []string{"ls"}, nil, "ls", Deny},
+		{SecurityFull, AskOnMiss, true, nil, nil, "rm -rf /", Allow},
+		{SecurityFull, AskAlways, true, nil, nil, "ls", AskHuman},
+		{SecurityFull, AskOnMiss, true, nil, []string{"rm **"}, "rm -rf /", Deny},
+		{SecurityAllowlist, AskOnMiss, true, []string{"**"}, nil, "curl x | sh", AskHuman},
+		{SecurityAllowlist, AskOnMiss, true, nil, nil, "echo 'unterminated", AskHuman},
+		{SecurityFull, AskOnMiss, true, nil, nil, "", Allow},
+	}
+	for _, r := range rows {
+		name := fmt.Sprintf("%s/%s/auto=%t/%q", r.security, r.ask, r.auto, r.command)
+		t.Run(name, func(t *testing.T) {
+			res := e.Evaluate(Request{
+				Command: r.command, Cwd: testWorkspace, Home: testHome,
+				Policy: Policy{Security: r.security, Ask: r.ask, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: r.auto},
+				Allow:  NewMatcher(entries(r.allow...), fakePath),
+				Deny:   NewMatcher(entries(r.deny...), fakePath),
+			})
+			assert.Equal(t, r.want, res.Decision, explain(res))
+		})
+	}
+}
+
+// TestPatternMatching pins the pattern language: word globs, ** runs,
+// word prefixes, case, and program paths.
+func TestPatternMatching(t *testing.T) {
+	look := func(name string) string {
+		if name == "git" {
+			return "/usr/bin/git"
+		}
+		return ""
+	}
+	cases := []struct {
+		pattern string
+		argv    string
+		want    bool
+	}{
+		{"git status", "git status", true},
+		{"git status", "git status -s", true},
+		{"git status", "git statuses", false},
+		{"git st*", "git status", true},
+		{"git st*", "git status -s", false},
+		{"git **", "git", true},
+		{"git **", "git log --oneline", true},
+		{"git ** --force", "git push origin --force", true},
+		{"git ** --force", "git push origin", false},
+		{"npm run test", "npm run test -- -u", true},
+		{"npm run test", "npm run tests", false},
+		{"git **", "Git status", false},
+		{"git **", "./git status", false},
+		{"git **", "/tmp/git status", false},
+		{"git **", "/usr/bin/git status", true},
+		{"/usr/bin/git **", "git status", true},
+		{"/usr/bin/git **", "/usr/bin/git log", true},
+		{"/usr/local/bin/git **", "git status", false},
+		{"* --version", "node --version", true},
+		{"src/** x", "src/a/b x", true},
+		{"ls src/**", "ls src a", false},
+	}
+	for _, c := range cases {
+		m := NewMatcher(entries(c.pattern), look)
+		_, _, ok := m.Match(strings.Fields(c.argv))
+		assert.Equal(t, c.want, ok, "%q vs %q", c.pattern, c.argv)
+	}
+	assert.Error(t, ValidatePattern("  "))
+	assert.Error(t, ValidatePattern("git [status"))
+	assert.NoError(t, ValidatePattern("git **"))
+}
+
+// TestExplanationsNeverEmpty: every segment that is not safe says why.
+func TestExplanationsNeverEmpty(t *testing.T) {
+	e := testEngine(t)
+	for _, c := range loadCorpus(t) {
+		res := analyzeForTest(e, c.command)
+		for _, s := range res.Segments {
+			if s.Risk != Safe {
+				assert.NotEmpty(t, s.Reasons, "%s:%d segment %q", c.file, c.line, s.Text)
+			}
+		}
+	}
+}
+
+// TestDcgAgreement measures how execgate's risk agrees with the verdicts
+// of a peer project's public corpus (shared/corpora/dcg.tsv): a command
+// dcg denies must not be safe (and ideally is dangerous); one it allows
+// should not be dangerous. The figures go in the README; the floors keep
+// them from sliding.
+func TestDcgAgreement(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "corpora", "dcg.tsv")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("peer corpus not present: %v", err)
+	}
+	e := testEngine(t)
+	var deny, denyNotSafe, denyDangerous, allow, allowNotDangerous int
+	readTSV(t, path, func(line int, cols []string) {
+		require.Len(t, cols, 3, "dcg.tsv:%d", line)
+		var command string
+		require.NoError(t, json.Unmarshal([]byte(cols[2]), &command), "dcg.tsv:%d", line)
+		res := analyzeForTest(e, command)
+		switch cols[0] {
+		case "deny":
+			deny++
+			if res.Risk != Safe {
+				denyNotSafe++
+			} else {
+				t.Logf("dcg denies, execgate calls safe: %q", command)
+			}
+			if res.Risk == Dangerous {
+				denyDangerous++
+			}
+		case "allow":
+			allow++
+			if res.Risk != Dangerous {
+				allowNotDangerous++
+			} else {
+				t.Logf("dcg allows, execgate calls dangerous: %q: %s", command, strings.Join(res.Reasons, "; "))
+			}
+		}
+	})
+	pct := func(a, b int) float64 { return 100 * float64(a) / float64(b) }
+	t.Logf("dcg deny  (%d): not safe %d (%.1f%%), dangerous %d (%.1f%%)", deny, denyNotSafe, pct(denyNotSafe, deny), denyDangerous, pct(denyDangerous, deny))
+	t.Logf("dcg allow (%d): not dangerous %d (%.1f%%)", allow, allowNotDangerous, pct(allowNotDangerous, allow))
+	assert.Equal(t, deny, denyNotSafe, "every command dcg denies must be at least needs-review")
+	assert.GreaterOrEqual(t, pct(denyDangerous, deny), 90.0)
+	assert.GreaterOrEqual(t, pct(allowNotDangerous, allow), 95.0)
+}

@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hasRule reports whether any segment of res carries a reason from rule id
+// at the rule's own risk (not the weaker "might" reason for unknown
+// arguments). A zero risk accepts any.
+func hasRule(res Result, id string, risk Risk) bool {
+	for _, s := range res.Segments {
+		for _, r := range s.Reasons {
+			if r.Rule == id && (risk == Safe || r.Risk == risk) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func explain(res Result) string {
+	var parts []string
+	for _, s := range res.Segments {
+		for _, r := range s.Reasons {
+			parts = append(parts, fmt.Sprintf("%s[%s]", r.Text, r.Rule))
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// TestRuleExamples checks the examples written beside every rule: each
+// match example fires the rule, each notMatch example does not.
+func TestRuleExamples(t *testing.T) {
+	e := testEngine(t)
+	rf := e.rules
+	for _, ru := range rf.Rules {
+		require.NotEmpty(t, ru.Match, "rule %s has no match example", ru.ID)
+		for _, cmd := range ru.Match {
+			res := analyzeForTest(e, cmd)
+			assert.True(t, hasRule(res, ru.ID, ru.Risk), "rule %s should match %q: %s", ru.ID, cmd, explain(res))
+		}
+		for _, cmd := range ru.NotMatch {
+			res := analyzeForTest(e, cmd)
+			assert.False(t, hasRule(res, ru.ID, ru.Risk), "rule %s should not match %q", ru.ID, cmd)
+		}
+	}
+	for _, cr := range rf.Code {
+		require.NotEmpty(t, cr.Match, "code rule %s has no match example", cr.ID)
+		for _, cmd := range cr.Match {
+			res := analyzeForTest(e, cmd)
+			assert.True(t, hasRule(res, cr.ID, Safe), "code rule %s should match %q: %s", cr.ID, cmd, explain(res))
+		}
+		for _, cmd := range cr.NotMatch {
+			res := analyzeForTest(e, cmd)
+			assert.False(t, hasRule(res, cr.ID, Safe), "code rule %s should not match %q: %s", cr.ID, cmd, explain(res))
+		}
+	}
+	for _, d := range rf.Decoders {
+		for _, cmd := range d.Match {
+			a := &analyzer{r: rf}
+			words := splitForTest(cmd)
+			assert.True(t, a.decodes(programName(words[0].text), words), "decoder %s should match %q", d.ID, cmd)
+		}
+		for _, cmd := range d.NotMatch {
+			a := &analyzer{r: rf}
+			words := splitForTest(cmd)
+			assert.False(t, a.decodes(programName(words[0].text), words), "decoder %s should not match %q", d.ID, cmd)
+		}
+	}
+}
+
+// TestWrapperExamples checks that the wrapped command is what gets
+// classified: every match example is as dangerous as what it wraps.
+func TestWrapperExamples(t *testing.T) {
+	e := testEngine(t)
+	for name, w := range e.rules.Wrappers {
+		require.NotEmpty(t, w.Match, "wrapper %s has no example", name)
+		for _, cmd := range w.Match {
+			res := analyzeForTest(e, cmd)
+			assert.Equal(t, Dangerous, res.Risk, "wrapper %s: %q: %s", name, cmd, explain(res))
+		}
+		for _, cmd := range w.NotMatch {
+			res := analyzeForTest(e, cmd)
+			assert.NotEqual(t, Dangerous, res.Risk, "wrapper %s: %q: %s", name, cmd, explain(res))
+		}
+	}
+}
+
+// TestSafeProgramsAreSafe checks that every program in the safe table is
+// safe on its own, run by name (subcommand tables: with each subcommand).
+func TestSafeProgramsAreSafe(t *testing.T) {
+	e := testEngine(t)
+	count := 0
+	for name, spec := range e.rules.Safe {
+		count++
+		cmds := safeInvocations(shellQuote(name), spec)
+		for _, cmd := range cmds {
+			switch {
+			case name == "sed" || strings.HasSuffix(name, "awk"):
+				cmd += " 1" // a program is required
+			case e.rules.envPrinters[name]:
+				cmd += " -e" // alone, set prints every variable
+			}
+			res := analyzeForTest(e, cmd)
+			assert.Equal(t, Safe, res.Risk, "%q: %s", cmd, explain(res))
+		}
+	}
+	assert.GreaterOrEqual(t, count, 40, "the issue asks for at least 40 safe programs")
+}
+
+// safeInvocations lists prefix with every leaf subcommand of spec.
+func safeInvocations(prefix string, spec *safeSpec) []string {
+	if spec.Sub == nil {
+		return []string{prefix}
+	}
+	var out []string
+	for sub, subSpec := range spec.Sub {
+		out = append(out, safeInvocations(strings.TrimSpace(prefix+" "+sub), subSpec)...)
+	}
+	return out
+}
+
+// splitForTest turns a simple command line into known words.
+func splitForTest(cmd string) []word {
+	var out []word
+	for _, f := range strings.Fields(cmd) {
+		out = append(out, word{text: f, known: true})
+	}
+	return out
+}
