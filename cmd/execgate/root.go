@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,13 @@ func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.c
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	// Library diagnostics go to stderr only when asked for: the CLI says
+	// what went wrong in its own single line.
+	level := slog.LevelError + 1
+	if os.Getenv("EXECGATE_DEBUG") == "1" {
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	root := newRootCmd(g)
 	root.SetArgs(args[1:])
 	root.SetIn(stdin)
@@ -70,7 +78,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (default $EXECGATE_CONFIG or $XDG_CONFIG_HOME/execgate/exec-approvals.json)")
-	root.PersistentFlags().StringVar(&g.agent, "agent", "", "agent id (default $EXECGATE_AGENT or detected from the environment)")
+	root.PersistentFlags().StringVar(&g.agent, "agent", "", "agent `ID` (check and policy get: default $EXECGATE_AGENT or detected from the environment; allow, deny, allowlist: *; policy set: the defaults)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(configCommands(g)...)

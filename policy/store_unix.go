@@ -1,0 +1,8 @@
+//go:build unix
+
+package policy
+
+import "syscall"
+
+// noFollow makes opening a symbolic link fail instead of following it.
+const noFollow = syscall.O_NOFOLLOW
