@@ -102,49 +102,82 @@ func (pt *pattern) exact(argv []string) bool {
 	return true
 }
 
-// Matcher matches segments against a list of patterns, indexed by program
-// name so that a thousand entries cost little more than a handful.
+// Matcher matches segments against a list of patterns. Entries are
+// indexed by their first word, and a pattern is split and compiled only
+// when a command with that program name first meets it, so a thousand
+// entries cost little more than a handful.
 type Matcher struct {
-	byProgram map[string][]*pattern
-	wild      []*pattern // patterns whose program has wildcards
-	lookPath  func(string) string
+	entries  []Entry
+	lookPath func(string) string
+
+	once      sync.Once
+	byProgram map[string][]int // entry indexes by program ("/git" for path patterns)
+	wild      []int            // entries whose program has wildcards
+
+	mu       sync.Mutex
+	compiled map[int]*pattern
 }
 
-// NewMatcher compiles entries lazily. Entries whose pattern does not
-// compile are skipped (ParseConfig already warned about them). lookPath
+// NewMatcher prepares entries for matching. Entries whose pattern does not
+// compile never match (ParseConfig already warned about them). lookPath
 // resolves a bare program name to an absolute path ("" when not found); it
 // may be nil, and then patterns written with a slash never match.
 func NewMatcher(entries []Entry, lookPath func(string) string) *Matcher {
-	m := &Matcher{byProgram: make(map[string][]*pattern, len(entries)), lookPath: lookPath}
-	for _, e := range entries {
-		words := strings.Fields(e.Pattern)
-		if len(words) == 0 {
-			continue
+	return &Matcher{entries: entries, lookPath: lookPath}
+}
+
+// index builds the program index on first use.
+func (m *Matcher) index() {
+	m.once.Do(func() {
+		m.byProgram = make(map[string][]int, len(m.entries))
+		for i, e := range m.entries {
+			first := strings.TrimLeft(e.Pattern, " \t\n")
+			if j := strings.IndexAny(first, " \t\n"); j >= 0 {
+				first = first[:j]
+			}
+			switch {
+			case first == "":
+			case strings.ContainsAny(first, "*?[{"):
+				m.wild = append(m.wild, i)
+			case strings.Contains(first, "/"):
+				m.byProgram["/"+filepath.Base(first)] = append(m.byProgram["/"+filepath.Base(first)], i)
+			default:
+				m.byProgram[first] = append(m.byProgram[first], i)
+			}
 		}
-		pt := &pattern{entry: e, words: words, wildcard: strings.ContainsAny(e.Pattern, "*?[{")}
-		if strings.ContainsAny(words[0], "*?[{") {
-			m.wild = append(m.wild, pt)
-			continue
-		}
-		pt.program = words[0]
-		key := pt.program
-		if strings.Contains(key, "/") {
-			key = "/" + filepath.Base(key)
-		}
-		m.byProgram[key] = append(m.byProgram[key], pt)
+	})
+}
+
+// pattern returns entry i compiled, or nil when it does not compile.
+func (m *Matcher) pattern(i int) *pattern {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pt, ok := m.compiled[i]; ok {
+		return pt
 	}
-	return m
+	if m.compiled == nil {
+		m.compiled = map[int]*pattern{}
+	}
+	pt, err := compilePattern(m.entries[i].Pattern)
+	if err != nil {
+		pt = nil
+	} else {
+		pt.entry = m.entries[i]
+	}
+	m.compiled[i] = pt
+	return pt
 }
 
 // Match returns the first entry matching argv and whether the match was
 // exact (the pattern is argv word for word). A nil or empty argv matches
 // nothing.
 func (m *Matcher) Match(argv []string) (entry Entry, exact, ok bool) {
-	if m == nil || len(argv) == 0 {
+	if m == nil || len(argv) == 0 || len(m.entries) == 0 {
 		return Entry{}, false, false
 	}
+	m.index()
 	argv0 := argv[0]
-	var candidates [][]*pattern
+	var candidates [][]int
 	var resolved string
 	if !strings.Contains(argv0, "/") {
 		// A bare name: bare-name patterns, and slash patterns for the
@@ -168,7 +201,11 @@ func (m *Matcher) Match(argv []string) (entry Entry, exact, ok bool) {
 	candidates = append(candidates, m.wild)
 	joined := strings.Join(argv, string(wordSep))
 	for _, list := range candidates {
-		for _, pt := range list {
+		for _, i := range list {
+			pt := m.pattern(i)
+			if pt == nil {
+				continue
+			}
 			subject, words := joined, argv
 			if strings.Contains(pt.program, "/") {
 				if resolved == "" || filepath.Clean(pt.program) != resolved {
@@ -179,10 +216,6 @@ func (m *Matcher) Match(argv []string) (entry Entry, exact, ok bool) {
 			} else if pt.program != "" && strings.Contains(argv0, "/") {
 				words = append([]string{pt.program}, argv[1:]...)
 				subject = strings.Join(words, string(wordSep))
-			}
-			pt.compile()
-			if pt.err != nil {
-				continue
 			}
 			if pt.g.Match(subject) {
 				return pt.entry, pt.exact(words), true
