@@ -253,11 +253,10 @@ func (a *analyzer) compound(s *syntax.Stmt, f frame, piped bool) {
 	}
 }
 
+// stmtsPiped walks a block fed by a pipe: any command in it may read the
+// pipe, so all of them count as piped.
 func (a *analyzer) stmtsPiped(list []*syntax.Stmt, f frame, piped bool) {
-	for i, s := range list {
-		// Only the first command of a block reads the pipe for sure; the
-		// others may too, so they count as piped as well.
-		_ = i
+	for _, s := range list {
 		a.stmt(s, f, piped)
 	}
 }

@@ -252,18 +252,15 @@ func isAssignmentWord(s string) bool {
 	return true
 }
 
-// optionValue returns the value of the option at args[*i] (attached or the
-// next word), advancing *i past it.
+// optionValue returns the value of the option word at args[*i]: after
+// "=" for a long option, else the next word (advancing *i past it). Short
+// options in a cluster (bash -lc CMD) take the next word too.
 func optionValue(args []word, i *int, opt string) (word, bool) {
 	t := args[*i].text
 	if strings.HasPrefix(t, "--") {
 		if _, v, ok := strings.Cut(t, "="); ok {
 			return word{text: v, known: args[*i].known}, true
 		}
-	} else if len(t) > 2 && !strings.HasPrefix(opt, "-"+t[1:]) {
-		// A cluster: -lc CMD takes the next word; -cCMD is unusual, and
-		// bash does not accept it, so only the next word counts.
-		_ = opt
 	}
 	if *i+1 < len(args) {
 		*i++
@@ -791,7 +788,15 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		if t == "--" {
 			break
 		}
-		if matchesAny(spec.Inline, t) || (spec.InlineSub != "" && i == 0 && t == spec.InlineSub) {
+		inline := matchesAny(spec.Inline, t) || (spec.InlineSub != "" && i == 0 && t == spec.InlineSub)
+		attached, isAttached := attachedValue(spec.Inline, t)
+		if isAttached && !inline {
+			// python -c'code', perl -e'code': the code is attached.
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs inline %s code", spec.Language), Rule: "inline-code"})
+			a.inlineCode(seg, name, attached)
+			return false
+		}
+		if inline {
 			code, ok := optionValue(args, &i, t)
 			if !ok {
 				return false
