@@ -330,6 +330,9 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 		a.assignment(seg, as, f)
 		if as.Naked && as.Name == nil && as.Value != nil {
 			w := evalWord(as.Value)
+			if n, _, ok := strings.Cut(w.text, "="); ok && isAssignmentWord(w.text) {
+				a.checkVar(seg, n) // export 'PATH=/tmp/evil'
+			}
 			seg.Argv = append(seg.Argv, w.text)
 			if !w.known {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s takes an argument only known at run time", c.Variant.Value), Firm: true})
@@ -357,6 +360,11 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame) {
 		return
 	}
 	a.checkVar(seg, as.Name.Value)
+	if as.Value != nil {
+		if v := evalWord(as.Value); v.known && strings.Contains(v.text, "[") && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`")) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("stores code in %s that bash runs if the variable is used in arithmetic", as.Name.Value), Rule: "subscript-substitution", Firm: true})
+		}
+	}
 }
 
 // checkVar flags an environment variable that changes what programs load
@@ -483,6 +491,20 @@ func (a *analyzer) call(ce *syntax.CallExpr, s *syntax.Stmt, f frame, piped bool
 		a.substitutions(ev, f)
 		for _, sub := range a.segs[start:] {
 			ev.leaks = ev.leaks || sub.flags.readsCreds || sub.flags.printsEnv
+		}
+		if ev.promptExpand {
+			seg.add(Reason{Risk: NeedsReview, Text: "expands ${…@P}, which runs any command substitution stored in the variable", Rule: "prompt-expansion", Firm: true})
+		}
+		if i > 0 && ev.brace && ev.known {
+			// Brace expansion can turn one word into options:
+			// git {-c,core.pager=x} log.
+			if fields, ok := braceFields(w); ok {
+				for _, fl := range fields {
+					words = append(words, word{text: fl, known: true})
+				}
+				continue
+			}
+			ev.known = false
 		}
 		if i == 0 && ev.brace && ev.known {
 			if fields, ok := braceFields(w); ok {

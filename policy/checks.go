@@ -115,6 +115,22 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sed runs `%s`: %s", oneLine(code), strings.Join(reasons, "; ")), Rule: "sed-exec"})
 			}
 		}
+	case "jq":
+		for _, w := range v.words {
+			if strings.Contains(w.text, "env") || strings.Contains(w.text, "$ENV") || strings.Contains(w.text, "input_filename") {
+				unsafe("jq reads the environment, which may hold secrets", "prints-environment")
+				break
+			}
+		}
+	case "ps":
+		// BSD-style options (no dash) with e show every process's
+		// environment.
+		for _, w := range v.words {
+			if w.known && !strings.HasPrefix(w.text, "-") && strings.Contains(w.text, "e") {
+				unsafe("ps "+w.text+" shows processes' environments, which may hold secrets", "prints-environment")
+				break
+			}
+		}
 	case "tee":
 		for _, o := range ops {
 			if !o.known || !a.pathIn("harmless", a.normPath(o.text)) {
@@ -188,6 +204,14 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		return matchMaybe
 	}
 	args := words[1:]
+	if ru.FoldCase {
+		folded := make([]word, len(args))
+		for i, w := range args {
+			folded[i] = w
+			folded[i].text = strings.ToLower(w.text)
+		}
+		args = folded
+	}
 	if ru.Bare {
 		if len(args) == 0 {
 			return matchYes
@@ -512,9 +536,27 @@ func (a *analyzer) credentialArg(program string, args []word) string {
 			if a.pathIn("credentials", a.normPath(c)) {
 				return c
 			}
+			if w.glob && a.globReaches(a.normPath(c)) {
+				return c // cat ~/.s*/id*: the glob reaches a credential file
+			}
 		}
 	}
 	return ""
+}
+
+// globReaches reports whether the shell glob pattern p (already in the
+// ~ form of normPath) matches one of the typical credential paths.
+func (a *analyzer) globReaches(p string) bool {
+	g, err := glob.Compile(p, '/')
+	if err != nil {
+		return true // a pattern we cannot read could reach anything
+	}
+	for _, sample := range a.r.Paths["credential-samples"] {
+		if g.Match(sample) {
+			return true
+		}
+	}
+	return false
 }
 
 // decodes reports whether the command turns encoded input into data.

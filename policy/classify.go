@@ -101,19 +101,19 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		if !isOption(t) || (spec.Applet && i == 0) {
 			break
 		}
-		if attached, ok := attachedValue(spec.ReplaceOptions, t); ok {
-			replace = append(replace, attached)
+		if attached, ok := attachedValue(spec.AttachedReplaceOptions, t); ok {
+			replace = append(replace, attached) // xargs -i[R]: the value is only ever attached
 			continue
 		}
 		switch {
 		case matchesAny(spec.Lookup, t), matchesAny(spec.NoCommandOptions, t):
 			return words, unwrapSelf
 		case matchesAny(spec.ShellOptions, t):
-			payload, ok := optionValue(args, &i, t)
+			payload, ok := optionArgument(args, &i, matchingSpec(spec.ShellOptions, t))
 			a.nestedWord(seg, payload, ok, name+" "+t, s, f)
 			return nil, unwrapDone
 		case matchesAny(spec.SplitOptions, t):
-			payload, ok := optionValue(args, &i, t)
+			payload, ok := optionArgument(args, &i, matchingSpec(spec.SplitOptions, t))
 			if !ok || !payload.literal() {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs a command only known at run time", name, t), Rule: "dynamic-payload", Firm: true})
 				seg.Opaque = true
@@ -130,7 +130,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 			a.nested(seg, line, name+" "+t, s, f)
 			return nil, unwrapDone
 		case matchesAny(spec.ReplaceOptions, t):
-			if v, ok := optionValue(args, &i, t); ok {
+			if v, ok := optionArgument(args, &i, matchingSpec(spec.ReplaceOptions, t)); ok {
 				replace = append(replace, v.text)
 			} else {
 				replace = append(replace, "{}")
@@ -138,8 +138,8 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		case matchesAny(spec.ExecOptions, t):
 			joinAsShell = false
 		case matchesAny(spec.OutputOptions, t):
-			if v, ok := optionValue(args, &i, t); ok {
-				a.writeTarget(seg, v, name+" "+t)
+			if v, ok := optionArgument(args, &i, matchingSpec(spec.OutputOptions, t)); ok {
+				a.outputTarget(seg, v, name+" "+t)
 			}
 		case takesValue(t, spec.OptionsWithValue):
 			i++
@@ -154,7 +154,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 	i += spec.Positionals
 	// flock FILE -c COMMAND: the script option may follow the operands.
 	if i < len(args) && args[i].known && matchesAny(spec.ShellOptions, args[i].text) {
-		payload, ok := optionValue(args, &i, args[i].text)
+		payload, ok := optionArgument(args, &i, matchingSpec(spec.ShellOptions, args[i].text))
 		a.nestedWord(seg, payload, ok, name+" -c", s, f)
 		return nil, unwrapDone
 	}
@@ -220,6 +220,27 @@ func stdinArgs(rest []word, replace []string) []word {
 		out = append(out, word{text: unknownShape, fromStdin: true})
 	}
 	return out
+}
+
+// outputTarget classifies the file a wrapper writes its output to
+// (strace -o FILE); strace and ltrace pipe into a command when the name
+// starts with "|" or "!".
+func (a *analyzer) outputTarget(seg *Segment, v word, label string) {
+	if v.known && (strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!")) {
+		cmd := v.text[1:]
+		risk, reasons := a.sub(cmd)
+		seg.add(Reason{Risk: risk.Max(NeedsReview), Text: fmt.Sprintf("%s pipes its output into the command `%s`%s", label, oneLine(cmd), joinedReasons(reasons)), Rule: "output-command", Firm: true})
+		return
+	}
+	a.writeTarget(seg, v, label)
+}
+
+// joinedReasons renders inner reasons after a colon, or nothing.
+func joinedReasons(reasons []string) string {
+	if len(reasons) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(reasons, "; ")
 }
 
 // attachedValue returns the value of a short option written with its value
@@ -440,6 +461,8 @@ func (a *analyzer) special(seg *Segment, name string, words []word, s *syntax.St
 		a.alias(seg, words, f)
 	case name == "cd" || name == "pushd" || name == "popd":
 		a.cd(name, words)
+	case name == "printf" || name == "read" || name == "mapfile" || name == "readarray" || name == "getopts":
+		a.assignedNames(seg, name, words)
 	}
 	if spec := a.r.Interpreters[name]; spec != nil {
 		return a.interpreter(seg, name, spec, words, s, f, piped)
@@ -742,18 +765,53 @@ func (a *analyzer) alias(seg *Segment, words []word, f frame) {
 	}
 }
 
+// assignedNames flags variables that printf -v, read, mapfile and getopts
+// set, as for NAME=value.
+func (a *analyzer) assignedNames(seg *Segment, name string, words []word) {
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if !w.known {
+			continue
+		}
+		switch {
+		case name == "printf" && optionMatches("-v", w.text):
+			if v, ok := optionArgument(words, &i, "-v"); ok {
+				a.checkVar(seg, varName(v.text))
+			}
+		case name != "printf" && !isOption(w.text):
+			a.checkVar(seg, varName(w.text))
+		}
+	}
+}
+
+// varName strips an array subscript: a[1] → a.
+func varName(s string) string {
+	n, _, _ := strings.Cut(s, "[")
+	return n
+}
+
 // cd follows literal directory changes, so that relative paths later in
 // the command resolve where bash would resolve them.
 func (a *analyzer) cd(name string, words []word) {
+	if name != "cd" {
+		a.cwd = "" // the directory stack is not followed
+		return
+	}
+	args := words[1:]
+	for len(args) > 0 && args[0].known && isOption(args[0].text) && args[0].text != "-" {
+		if args[0].text == "--" {
+			args = args[1:]
+			break
+		}
+		args = args[1:] // -P, -L, -e, -@
+	}
 	switch {
-	case name != "cd":
-		a.cwd = ""
-	case len(words) == 1:
+	case len(args) == 0:
 		a.cwd = a.home
-	case !words[1].known || words[1].text == "-" || isOption(words[1].text):
+	case !args[0].known || args[0].text == "-":
 		a.cwd = ""
 	default:
-		a.cwd = a.resolve(words[1].text)
+		a.cwd = a.resolve(args[0].text)
 	}
 }
 
@@ -788,16 +846,10 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		if t == "--" {
 			break
 		}
-		inline := matchesAny(spec.Inline, t) || (spec.InlineSub != "" && i == 0 && t == spec.InlineSub)
-		attached, isAttached := attachedValue(spec.Inline, t)
-		if isAttached && !inline {
-			// python -c'code', perl -e'code': the code is attached.
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs inline %s code", spec.Language), Rule: "inline-code"})
-			a.inlineCode(seg, name, attached)
-			return false
-		}
-		if inline {
-			code, ok := optionValue(args, &i, t)
+		inlineSpec := matchingSpec(spec.Inline, t)
+		if inlineSpec != "" || (spec.InlineSub != "" && i == 0 && t == spec.InlineSub) {
+			// python -c CODE, or -c'CODE' with the code attached.
+			code, ok := optionArgument(args, &i, inlineSpec)
 			if !ok {
 				return false
 			}
@@ -834,6 +886,10 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 	return a.stdinCode(seg, name, s, f, piped)
 }
 
+// maxCodeCalls bounds the calls checked in one piece of inline code; more
+// is itself a reason to ask.
+const maxCodeCalls = 64
+
 // inlineCode looks for calls in code that amount to shell commands, and
 // classifies those commands.
 func (a *analyzer) inlineCode(seg *Segment, program, code string) {
@@ -850,7 +906,12 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("code rule %s is broken: %v", cr.ID, err), Rule: cr.ID, Firm: true})
 			continue
 		}
-		for _, m := range re.FindAllStringSubmatch(code, 8) {
+		matches := re.FindAllStringSubmatch(code, maxCodeCalls+1)
+		if len(matches) > maxCodeCalls {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s code has more than %d calls to check (%s)", lang, maxCodeCalls, cr.Reason), Rule: cr.ID, Firm: true})
+			matches = matches[:maxCodeCalls]
+		}
+		for _, m := range matches {
 			arg := m[len(m)-1]
 			if cr.Risk > Safe {
 				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID, Firm: true})

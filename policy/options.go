@@ -7,9 +7,12 @@ func isOption(s string) bool { return len(s) > 1 && s[0] == '-' }
 
 // optionMatches reports whether the word arg is the option spec:
 //
-//	--long     --long or --long=value
-//	--long*    any option starting with --long
-//	-x         -x, or a cluster of single letters that contains x (-rfx)
+//	--long     --long, --long=value, or an abbreviation such as --lo
+//	           (getopt_long and git accept any unambiguous prefix; a
+//	           security check must assume the abbreviation is this one)
+//	--long*    any option starting with --long, or an abbreviation of it
+//	-x         -x, -xVALUE, or a cluster of single letters that contains x
+//	           (-rfx)
 //	-long      exactly -long or -long=value (find, java-style options)
 //	=word      exactly word
 func optionMatches(spec, arg string) bool {
@@ -17,18 +20,60 @@ func optionMatches(spec, arg string) bool {
 		return arg == exact
 	}
 	if prefix, ok := strings.CutSuffix(spec, "*"); ok {
-		return strings.HasPrefix(arg, prefix)
+		return strings.HasPrefix(arg, prefix) || abbreviates(arg, prefix)
 	}
-	if strings.HasPrefix(spec, "--") || len(spec) != 2 {
+	if strings.HasPrefix(spec, "--") {
+		return arg == spec || strings.HasPrefix(arg, spec+"=") || abbreviates(arg, spec)
+	}
+	if len(spec) != 2 {
 		return arg == spec || strings.HasPrefix(arg, spec+"=")
 	}
 	if !isOption(arg) || strings.HasPrefix(arg, "--") {
 		return false
 	}
-	if arg == spec {
-		return true
+	if arg == spec || strings.HasPrefix(arg, spec) {
+		return true // -x, or -xVALUE with the value attached
 	}
 	return isLetter(spec[1]) && allAlnum(arg[1:]) && strings.IndexByte(arg[1:], spec[1]) >= 0
+}
+
+// abbreviates reports whether arg (--lo or --lo=value) is an abbreviation
+// of the long option spec (--long).
+func abbreviates(arg, spec string) bool {
+	if !strings.HasPrefix(arg, "--") || len(arg) < 3 {
+		return false
+	}
+	name, _, _ := strings.Cut(arg, "=")
+	return len(name) >= 3 && strings.HasPrefix(spec, name)
+}
+
+// optionArgument returns the value of the option word args[*i] that
+// matched spec: after "=" (--opt=value), attached (-oVALUE), or the next
+// word, advancing *i past it.
+func optionArgument(args []word, i *int, spec string) (word, bool) {
+	t := args[*i].text
+	if strings.HasPrefix(t, "--") {
+		if _, v, ok := strings.Cut(t, "="); ok {
+			return word{text: v, known: args[*i].known}, true
+		}
+	} else if len(spec) == 2 && len(t) > 2 && strings.HasPrefix(t, spec) {
+		return word{text: t[2:], known: args[*i].known}, true
+	}
+	if *i+1 < len(args) {
+		*i++
+		return args[*i], true
+	}
+	return word{}, false
+}
+
+// matchingSpec returns the first of specs that arg matches, or "".
+func matchingSpec(specs []string, arg string) string {
+	for _, s := range specs {
+		if optionMatches(s, arg) {
+			return s
+		}
+	}
+	return ""
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

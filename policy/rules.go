@@ -80,6 +80,8 @@ type wrapperSpec struct {
 	Applet           bool     `json:"applet"`      // the next word names the program (busybox)
 	StdinArgs        bool     `json:"stdinArgs"`   // arguments come from stdin (xargs)
 	ReplaceOptions   []string `json:"replaceOptions"`
+	// AttachedReplaceOptions take their value only attached (xargs -i{}).
+	AttachedReplaceOptions []string `json:"attachedReplaceOptions"`
 	DefaultCommand   []string `json:"defaultCommand"`
 	JoinAsShell      bool     `json:"joinAsShell"`   // the words are joined and run by sh -c (watch)
 	ExecOptions      []string `json:"execOptions"`   // options that turn JoinAsShell off (watch -x)
@@ -166,6 +168,8 @@ type rule struct {
 	Text string `json:"text"`
 	// Bare matches only when there are no arguments at all.
 	Bare bool `json:"bare"`
+	// FoldCase compares words in lower case (git configuration keys).
+	FoldCase bool `json:"foldCase"`
 	// Firm reasons are not waived by wildcard allowlist patterns.
 	Firm     bool     `json:"firm"`
 	Match    []string `json:"match"`

@@ -7,7 +7,7 @@ import (
 
 // awkRedirect finds output redirections in an awk program (print > file),
 // not comparisons (NR > 1).
-var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*[^=!<>]>`)
+var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`)
 
 // sedUnsafe returns why a sed invocation is not read-only, or "". sed is
 // read-only unless it edits in place, reads its script from a file, or its

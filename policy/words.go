@@ -40,6 +40,9 @@ type word struct {
 	// leaks is set when a substitution in the word prints credentials or
 	// the environment (curl -d "$(cat ~/.ssh/id_rsa)").
 	leaks bool
+	// promptExpand is set by ${x@P}, which expands the variable's value
+	// as a prompt string and so runs the command substitutions in it.
+	promptExpand bool
 }
 
 // pathKnown reports whether the word's path is known apart from $HOME.
@@ -105,6 +108,9 @@ func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quote
 	case *syntax.ParamExp:
 		out.known = false
 		collectSubst(p, out)
+		if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
+			out.promptExpand = true
+		}
 		if !quoted {
 			out.splits = true
 		}
