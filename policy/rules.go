@@ -82,13 +82,13 @@ type wrapperSpec struct {
 	ReplaceOptions   []string `json:"replaceOptions"`
 	// AttachedReplaceOptions take their value only attached (xargs -i{}).
 	AttachedReplaceOptions []string `json:"attachedReplaceOptions"`
-	DefaultCommand   []string `json:"defaultCommand"`
-	JoinAsShell      bool     `json:"joinAsShell"`   // the words are joined and run by sh -c (watch)
-	ExecOptions      []string `json:"execOptions"`   // options that turn JoinAsShell off (watch -x)
-	OutputOptions    []string `json:"outputOptions"` // options whose value is a file written (strace -o)
-	Lookup           []string `json:"lookup"`        // options that only look the command up (command -v)
-	Risk             string   `json:"risk"`          // risk of using the wrapper at all
-	Reason           string   `json:"reason"`
+	DefaultCommand         []string `json:"defaultCommand"`
+	JoinAsShell            bool     `json:"joinAsShell"`   // the words are joined and run by sh -c (watch)
+	ExecOptions            []string `json:"execOptions"`   // options that turn JoinAsShell off (watch -x)
+	OutputOptions          []string `json:"outputOptions"` // options whose value is a file written (strace -o)
+	Lookup                 []string `json:"lookup"`        // options that only look the command up (command -v)
+	Risk                   string   `json:"risk"`          // risk of using the wrapper at all
+	Reason                 string   `json:"reason"`
 	// Bare is what the wrapper does without a command: "" (nothing),
 	// "prints-env" or "shell" (an interactive shell).
 	Bare     string   `json:"bare"`
