@@ -401,7 +401,7 @@ func strictestText() string {
 
 // Top-level and level keys, for spotting unknown (likely misspelt) fields.
 var (
-	topLevelKeys = []string{"version", "socket", "defaults", "agents"}
+	topLevelKeys = []string{"version", "socket", "defaults", "agents", "shell", "output"}
 	listKeys     = []string{"allowlist", "denylist"}
 )
 
@@ -431,6 +431,8 @@ func parseTree(root map[string]any) (*Config, []string, error) {
 	cfg.Socket = p.parseSocket(root["socket"])
 	cfg.Defaults = p.parseLevel("defaults", root["defaults"], nil)
 	cfg.Agents = p.parseAgents(root["agents"])
+	cfg.Shell = p.parseShell(root["shell"])
+	cfg.Output = p.parseOutput(root["output"])
 	p.unknownFields("", root, topLevelKeys)
 
 	if p.denyAll {

@@ -115,6 +115,9 @@ type Config struct {
 	Socket   SocketConfig           `json:"socket"`
 	Defaults PolicyFields           `json:"defaults"`
 	Agents   map[string]AgentConfig `json:"agents,omitempty"`
+	// Shell and Output are the shim's settings (see shim_config.go).
+	Shell  ShellConfig  `json:"shell,omitzero"`
+	Output OutputConfig `json:"output,omitzero"`
 }
 
 // Effective is what one agent runs under: its resolved policy and the

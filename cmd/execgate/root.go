@@ -82,5 +82,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(configCommands(g)...)
+	root.AddCommand(newShCmd(g), newLogCmd(g))
 	return root
 }

@@ -1,0 +1,153 @@
+package policy
+
+import "strings"
+
+// Suggest returns the pattern "allow always" should add for s: the narrowest
+// one that is still useful next time. It is
+//
+//   - the exact command when the segment is dangerous, or runs a shell, a
+//     wrapper or inline code, whose arguments are the whole story;
+//   - `tool subcommand **` for tools with subcommands (git, npm, cargo, go,
+//     docker, kubectl, make …), `tool sub name **` where the subcommand runs
+//     something named (`npm run test **`), `interpreter script **` for a
+//     script file or module (`python3 -m pytest **`);
+//   - `tool **` for any other program.
+//
+// Patterns match the command inside any wrappers (`xargs -n1 echo` is
+// `echo`), so a segment is judged by that command. It never suggests a bare
+// shell, interpreter or wrapper with `**`. It returns "" when no pattern can
+// describe the segment: its program is only known at run time, it is opaque
+// (the allowlist does not apply to it), it is dangerous because of a wrapper
+// (sudo), or a word it needs holds a wildcard character or space that a
+// pattern cannot express literally.
+func (e *Engine) Suggest(s *Segment) string {
+	if s == nil || s.Opaque || len(s.Argv) == 0 {
+		return ""
+	}
+	argv := s.Argv
+	name := programName(argv[0])
+	exact := func() string { return literalPattern(argv) }
+	if s.Risk == Dangerous {
+		if len(s.Wrappers) > 0 {
+			// Patterns match the command inside the wrappers, so
+			// "sudo rm x" could only be saved as "rm x", which would
+			// wrongly stand for both.
+			return ""
+		}
+		return exact()
+	}
+	if e.isShell(name) {
+		return exact()
+	}
+	if _, ok := e.rules.Wrappers[name]; ok {
+		return exact()
+	}
+	if spec, ok := e.rules.Interpreters[name]; ok {
+		return interpreterPattern(argv, spec)
+	}
+	if contains(e.rules.Suggest.Runners, name) {
+		return prefixPattern(argv, operandIndex(argv, 1, nil))
+	}
+	deeper, ok := e.rules.Suggest.Subcommands[argv[0]]
+	if !ok {
+		deeper, ok = e.rules.Suggest.Subcommands[name]
+	}
+	if ok {
+		withValue := e.rules.Programs[name].OptionsWithValue
+		sub := operandIndex(argv, 1, withValue)
+		if sub < 0 {
+			return exact() // `git --version`: nothing to generalise over
+		}
+		for _, d := range deeper {
+			if argv[sub] == d {
+				if next := operandIndex(argv, sub+1, withValue); next >= 0 {
+					return prefixPattern(argv, next)
+				}
+				break
+			}
+		}
+		return prefixPattern(argv, sub)
+	}
+	return prefixPattern(argv, 0)
+}
+
+func (e *Engine) isShell(name string) bool {
+	for _, s := range e.rules.Shells {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// interpreterPattern allows a script file or module with any arguments; inline
+// code and anything else is allowed only exactly.
+func interpreterPattern(argv []string, spec *interpSpec) string {
+	for i := 1; i < len(argv); i++ {
+		w := argv[i]
+		switch {
+		case contains(spec.Inline, w) || w == "-" || w == "--":
+			return literalPattern(argv)
+		case w == "-m" && i+1 < len(argv):
+			return prefixPattern(argv, i+1)
+		case contains(spec.OptionsWithValue, w):
+			i++
+		case strings.HasPrefix(w, "-"):
+		default:
+			if spec.ProgramArg {
+				return literalPattern(argv) // awk's program text is code
+			}
+			return prefixPattern(argv, i)
+		}
+	}
+	return literalPattern(argv)
+}
+
+// operandIndex returns the index of the first operand at or after from,
+// skipping options and the values of withValue options; -1 if there is none.
+func operandIndex(argv []string, from int, withValue []string) int {
+	for i := from; i < len(argv); i++ {
+		w := argv[i]
+		if w == "--" {
+			return -1
+		}
+		if !isOption(w) {
+			return i
+		}
+		if contains(withValue, w) {
+			i++
+		}
+	}
+	return -1
+}
+
+// prefixPattern is argv[:last+1] followed by `**`, or "" if last is out of
+// range or a word cannot be written literally.
+func prefixPattern(argv []string, last int) string {
+	if last < 0 || last >= len(argv) {
+		return ""
+	}
+	p := literalPattern(argv[:last+1])
+	if p == "" {
+		return ""
+	}
+	return p + " **"
+}
+
+// literalPattern joins argv into a pattern without wildcards, which matches
+// argv word for word, or returns "" when a word cannot be written literally.
+func literalPattern(argv []string) string {
+	for _, w := range argv {
+		if !literalWord(w) {
+			return ""
+		}
+	}
+	return strings.Join(argv, " ")
+}
+
+// literalWord reports whether w can stand in a pattern as itself: not empty,
+// no space (words are split on it), no glob syntax, and no sign of a value
+// only known at run time (Argv shows those as "$x" or "~").
+func literalWord(w string) bool {
+	return w != "" && !strings.HasPrefix(w, "~") && !strings.ContainsAny(w, " \t\n\r\v\f*?[]{}\\$`\x00")
+}

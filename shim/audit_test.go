@@ -1,0 +1,104 @@
+package shim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func readAll(t *testing.T, l *AuditLog, since time.Time) []Event {
+	t.Helper()
+	var evs []Event
+	require.NoError(t, l.Read(since, func(ev Event, _ []byte) error {
+		evs = append(evs, ev)
+		return nil
+	}))
+	return evs
+}
+
+func TestAuditRotation(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "state", "audit.jsonl"), MaxBytes: 2000, Keep: 2}
+	base := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 40 {
+		require.NoError(t, l.Append(Event{Time: base.Add(time.Duration(i) * time.Second), Event: EventStarted, ID: string(rune('a' + i%26)), Command: strings.Repeat("x", 100)}))
+	}
+	for _, p := range []string{l.Path, l.Path + ".1", l.Path + ".2"} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err, p)
+		assert.LessOrEqual(t, fi.Size(), int64(2000+300), p)
+	}
+	assert.NoFileExists(t, l.Path+".3")
+	evs := readAll(t, l, time.Time{})
+	require.NotEmpty(t, evs)
+	assert.Less(t, len(evs), 40, "the oldest were rotated away")
+	for i := 1; i < len(evs); i++ {
+		assert.True(t, evs[i-1].Time.Before(evs[i].Time), "events come oldest first")
+	}
+	assert.Equal(t, base.Add(39*time.Second), evs[len(evs)-1].Time)
+	recent := readAll(t, l, base.Add(37*time.Second))
+	assert.Len(t, recent, 3)
+}
+
+func TestAuditConcurrentAppends(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl")}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 50 {
+				assert.NoError(t, l.Append(Event{Event: EventFinished, Agent: strings.Repeat(string(rune('a'+i)), 500)}))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Len(t, readAll(t, l, time.Time{}), 400, "no line lost or torn")
+}
+
+func TestAuditLimitsAndBadLines(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl")}
+	require.NoError(t, os.WriteFile(l.Path, []byte("not json\n{\"event\":\"\"}\n"), 0o600))
+	require.NoError(t, l.Append(Event{Event: EventFinished, Command: strings.Repeat("é", maxLoggedCommand), OutputTail: strings.Repeat("t", 3*maxLoggedTail)}))
+	evs := readAll(t, l, time.Time{})
+	require.Len(t, evs, 1)
+	assert.LessOrEqual(t, len(evs[0].Command), maxLoggedCommand+len("…"))
+	assert.True(t, strings.HasSuffix(evs[0].Command, "é…"), "cut on a character boundary")
+	assert.Len(t, evs[0].OutputTail, maxLoggedTail)
+	assert.Contains(t, evs[0].Warnings, "command truncated in the log")
+}
+
+func TestAuditFollow(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl"), MaxBytes: 400, Keep: 1}
+	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "first"}))
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan string, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Follow(ctx, time.Time{}, 5*time.Millisecond, func(ev Event, _ []byte) error {
+			got <- ev.ID
+			return nil
+		})
+	}()
+	assert.Equal(t, "first", <-got)
+	// Enough events to rotate the file under the follower.
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		require.NoError(t, l.Append(Event{Event: EventStarted, ID: id, Command: strings.Repeat("x", 100)}))
+	}
+	var ids []string
+	for len(ids) < 6 {
+		select {
+		case id := <-got:
+			ids = append(ids, id)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("follow stalled after %v", ids)
+		}
+	}
+	assert.Equal(t, []string{"a", "b", "c", "d", "e", "f"}, ids)
+	cancel()
+	require.NoError(t, <-done)
+}

@@ -1,0 +1,153 @@
+package shim
+
+import (
+	"strings"
+)
+
+// Source says where the program bash would run comes from.
+type Source int
+
+// Source values.
+const (
+	// FromString is `-c STRING`.
+	FromString Source = iota
+	// FromFile is a script file operand.
+	FromFile
+	// FromStdin is a program read from standard input: no -c and no file,
+	// or -s.
+	FromStdin
+	// NoProgram means bash prints something and exits without running
+	// anything: --help, --version.
+	NoProgram
+	// Invalid means bash refuses the command line (an unknown option, a
+	// missing option value). The shim cannot be sure of that, so it treats
+	// the program as unknown rather than trust its own reading.
+	Invalid
+)
+
+// CommandLine is what the shim needs to know of bash's command line. Bash is
+// always given the original argv; this only says what program to inspect.
+type CommandLine struct {
+	Source Source
+	// Command is the -c string.
+	Command string
+	// Script is the script file operand.
+	Script string
+	// Login is set by -l, --login or an argv[0] starting with '-'.
+	Login bool
+	// Interactive is set by -i.
+	Interactive bool
+	// RCFile is the --rcfile or --init-file value, read by interactive
+	// shells instead of ~/.bashrc.
+	RCFile string
+	// Problem says why the command line is Invalid, as bash would.
+	Problem string
+}
+
+// longOptions are bash's GNU-style options; the value says whether it takes
+// an argument. Bash accepts them only before the single-letter options.
+var longOptions = map[string]bool{
+	"debug": false, "debugger": false, "dump-po-strings": false, "dump-strings": false,
+	"help": false, "init-file": true, "login": false, "noediting": false,
+	"noprofile": false, "norc": false, "posix": false, "pretty-print": false,
+	"protected": false, "rcfile": true, "restricted": false, "verbose": false,
+	"version": false, "wordexp": false,
+}
+
+// shortFlags are the single-letter options that take no argument: the `set`
+// flags plus those valid only at invocation (i, l, r, s, D; c is handled
+// apart).
+const shortFlags = "abefhkmnptuvxBCEHPTilrsD"
+
+// ParseCommandLine reads bash's command line as bash does (shell.c in bash
+// 5.2): GNU long options first, then single-letter option words starting with
+// '-' or '+' until "-", "--" or the first other word; -o and -O take the next
+// word; -c makes the first word after the options the command string and the
+// words after it $0, $1 …; otherwise the first word is a script file unless
+// -s was given, and without one the program comes from stdin. argv[0] is the
+// name the shell was invoked under.
+func ParseCommandLine(argv []string) CommandLine {
+	var cl CommandLine
+	if len(argv) > 0 && strings.HasPrefix(argv[0], "-") {
+		cl.Login = true
+	}
+	i := 1
+	help := false
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if len(a) < 3 || !strings.HasPrefix(a, "--") {
+			break // "--" itself ends options in the single-letter pass
+		}
+		name := a[2:]
+		takesValue, ok := longOptions[name]
+		if !ok {
+			return CommandLine{Source: Invalid, Problem: a + ": invalid option"}
+		}
+		switch name {
+		case "help", "version":
+			help = true
+		case "login":
+			cl.Login = true
+		}
+		if takesValue {
+			if i+1 >= len(argv) {
+				return CommandLine{Source: Invalid, Problem: name + ": option requires an argument"}
+			}
+			i++
+			cl.RCFile = argv[i]
+		}
+	}
+	if help {
+		// Bash acts on these once the long options are read, before
+		// anything else on the line.
+		return CommandLine{Source: NoProgram}
+	}
+
+	command, stdin := false, false
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if a == "" || (a[0] != '-' && a[0] != '+') {
+			break
+		}
+		if a == "-" || a == "--" {
+			i++
+			break
+		}
+		for _, c := range a[1:] {
+			switch {
+			case c == 'c':
+				command = true
+			case c == 'o' || c == 'O':
+				// The value is the next word; bash lists the options
+				// when there is none and goes on.
+				if i+1 < len(argv) {
+					i++
+				}
+			case strings.ContainsRune(shortFlags, c):
+				switch c {
+				case 'l':
+					cl.Login = true
+				case 'i':
+					cl.Interactive = true
+				case 's':
+					stdin = true
+				}
+			default:
+				return CommandLine{Source: Invalid, Problem: string(a[0]) + string(c) + ": invalid option"}
+			}
+		}
+	}
+
+	switch {
+	case command:
+		if i >= len(argv) {
+			return CommandLine{Source: Invalid, Problem: "-c: option requires an argument"}
+		}
+		cl.Source, cl.Command = FromString, argv[i]
+	case !stdin && i < len(argv):
+		cl.Source, cl.Script = FromFile, argv[i]
+	default:
+		cl.Source = FromStdin
+	}
+	return cl
+}

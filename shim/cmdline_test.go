@@ -1,0 +1,76 @@
+package shim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestParseCommandLine(t *testing.T) {
+	cmd := func(c string) CommandLine { return CommandLine{Source: FromString, Command: c} }
+	login := func(cl CommandLine) CommandLine { cl.Login = true; return cl }
+	inter := func(cl CommandLine) CommandLine { cl.Interactive = true; return cl }
+	invalid := func(p string) CommandLine { return CommandLine{Source: Invalid, Problem: p} }
+	tests := []struct {
+		argv string // split on "|"
+		want CommandLine
+	}{
+		{"bash|-c|echo hi", cmd("echo hi")},
+		{"bash|-c|echo $0 $1|name|arg", cmd("echo $0 $1")},
+		{"bash|-lc|git status", login(cmd("git status"))},
+		{"bash|-c|-l|git status", login(cmd("git status"))}, // Claude Code
+		{"bash|-ec|false", cmd("false")},
+		{"bash|-ilc|x", inter(login(cmd("x")))},
+		{"bash|-c|-i|x", inter(cmd("x"))},
+		{"bash|--login|-c|x", login(cmd("x"))},
+		{"bash|--noprofile|--norc|-c|x", cmd("x")},
+		{"bash|--rcfile|rc|-ic|x", CommandLine{Source: FromString, Command: "x", Interactive: true, RCFile: "rc"}},
+		{"bash|--init-file|rc|-c|x", CommandLine{Source: FromString, Command: "x", RCFile: "rc"}},
+		{"bash|--posix|-c|x", cmd("x")},
+		{"-bash|-c|x", login(cmd("x"))},
+		{"bash|-o|pipefail|-c|x", cmd("x")},
+		{"bash|-c|-o|pipefail|x", cmd("x")},
+		{"bash|+o|posix|-c|x", cmd("x")},
+		{"bash|-O|extglob|-c|x", cmd("x")},
+		{"bash|+O|extglob|-c|x", cmd("x")},
+		{"bash|-oc|pipefail|x", cmd("x")},
+		{"bash|-co|pipefail|x", cmd("x")},
+		{"bash|-euxc|x", cmd("x")},
+		{"bash|-c|--|x|y", cmd("x")},
+		{"bash|-c|-|x", cmd("x")},
+		{"bash|+c|x", cmd("x")},
+		{"bash|-s|-c|x", cmd("x")},
+		{"bash|-c|x|-e", cmd("x")}, // words after the string are $0 …
+		{"bash|-c|", cmd("")},
+		{"bash|script.sh|a|b", CommandLine{Source: FromFile, Script: "script.sh"}},
+		{"bash|-e|script.sh", CommandLine{Source: FromFile, Script: "script.sh"}},
+		{"bash|--|-c", CommandLine{Source: FromFile, Script: "-c"}},
+		{"bash|-|-c|x", CommandLine{Source: FromFile, Script: "-c"}},
+		{"bash", CommandLine{Source: FromStdin}},
+		{"bash|-s|a|b", CommandLine{Source: FromStdin}},
+		{"bash|-x", CommandLine{Source: FromStdin}},
+		{"bash|-o", CommandLine{Source: FromStdin}},
+		{"sh|-i", inter(CommandLine{Source: FromStdin})},
+		{"bash|--version", CommandLine{Source: NoProgram}},
+		{"bash|--help|-c|rm -rf /", CommandLine{Source: NoProgram}},
+		{"bash|--posix|--version", CommandLine{Source: NoProgram}},
+		{"bash|-c", invalid("-c: option requires an argument")},
+		{"bash|-lc", invalid("-c: option requires an argument")},
+		{"bash|-q|-c|x", invalid("-q: invalid option")},
+		{"bash|+q|-c|x", invalid("+q: invalid option")},
+		{"bash|--bogus|-c|x", invalid("--bogus: invalid option")},
+		{"bash|--rcfile", invalid("rcfile: option requires an argument")},
+		{"bash|-c|--version", invalid("--: invalid option")},
+		{"bash|-x|--login|-c|x", invalid("--: invalid option")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.argv, func(t *testing.T) {
+			assert.Equal(t, tt.want, ParseCommandLine(strings.Split(tt.argv, "|")))
+		})
+	}
+}
+
+func TestParseCommandLineEmpty(t *testing.T) {
+	assert.Equal(t, CommandLine{Source: FromStdin}, ParseCommandLine(nil))
+}

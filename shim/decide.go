@@ -1,0 +1,309 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/execgate/execgate/interp"
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/prompt"
+)
+
+// verdict is the final word on one program.
+type verdict struct {
+	allow      bool
+	by         string   // ByPolicy, ByTTY, ByHub, ByFallback
+	approvalID string   // set when someone was asked
+	message    string   // the one line shown on denial
+	added      []string // patterns "allow always" saved
+}
+
+// settings are the shim's own configuration: the shell and the output cap.
+type settings struct {
+	shellPath                          string
+	maxBytes, tailBytes, spillMaxBytes int64
+}
+
+func defaultSettings() settings {
+	return settings{
+		maxBytes:      interp.DefaultMaxBytes,
+		tailBytes:     interp.DefaultTailBytes,
+		spillMaxBytes: interp.DefaultSpillMaxBytes,
+	}
+}
+
+// loadConfig reads the configuration. Whatever goes wrong, the result is
+// usable and never looser than the built-in defaults (policy.Load sees to
+// that); the problem goes to the audit log.
+func (s *session) loadConfig() (*policy.Config, settings) {
+	path := policy.ConfigPath("", s.getenv)
+	cfg, _, warnings, err := policy.Load(path)
+	if err != nil {
+		s.warnf("%v", err)
+	}
+	for _, w := range warnings {
+		s.warnf("config %s: %s", path, w)
+	}
+	set := defaultSettings()
+	set.shellPath = cfg.Shell.Path
+	for _, f := range []struct {
+		dst *int64
+		src *int64
+	}{
+		{&set.maxBytes, cfg.Output.MaxBytes},
+		{&set.tailBytes, cfg.Output.TailBytes},
+		{&set.spillMaxBytes, cfg.Output.SpillMaxBytes},
+	} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	if set.maxBytes > 0 && set.tailBytes > set.maxBytes {
+		set.tailBytes = set.maxBytes // a small maxBytes with the default tail
+	}
+	return cfg, set
+}
+
+// decide turns the policy's decision into a verdict, asking a human when
+// the policy says so and applying askFallback when nobody answers.
+func (s *session) decide(ctx context.Context, req policy.Request, res policy.Result, configPath string) verdict {
+	p := req.Policy
+	switch res.Decision {
+	case policy.Allow:
+		return verdict{allow: true, by: ByPolicy}
+	case policy.AskHuman:
+	default:
+		// Deny, or anything this version does not know: fail closed.
+		return verdict{by: ByPolicy, message: "execgate: denied: " + denyReason(req, res)}
+	}
+
+	pr := prompt.Request{
+		ID: s.ev.ID, Command: s.program, Cwd: req.Cwd, Agent: req.Agent,
+		Risk: res.Risk.String(), Reasons: res.Reasons,
+		Timeout: time.Duration(p.TimeoutMs) * time.Millisecond,
+	}
+	if len(pr.Reasons) == 0 {
+		pr.Reasons = []string{notCovered(res)}
+	}
+	// A signal while the prompt is up must restore the terminal first.
+	askCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ans, err := s.o.Asker.Ask(askCtx, pr)
+	interrupted := askCtx.Err() != nil && ctx.Err() == nil
+	stop()
+	v := verdict{approvalID: s.ev.ID, by: ans.By}
+	switch {
+	case err != nil && (interrupted || ctx.Err() != nil):
+		v.by, v.message = ByPolicy, "execgate: denied: interrupted while waiting for approval"
+		return v
+	case err != nil:
+		unavailable := errors.Is(err, prompt.ErrUnavailable)
+		if !unavailable {
+			s.warnf("ask: %v", err)
+		}
+		v.by = ByFallback
+		if fallbackAllows(p, res) {
+			v.allow = true
+			return v
+		}
+		why := "nobody to ask"
+		if !unavailable {
+			why = "asking failed: " + oneLine(err.Error())
+		}
+		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; %s; askFallback=%s)", denyReason(req, res), why, p.AskFallback)
+		return v
+	case ans.TimedOut:
+		v.by = ByFallback
+		if fallbackAllows(p, res) {
+			v.allow = true
+			return v
+		}
+		v.message = fmt.Sprintf("execgate: approval timed out after %s (askFallback=%s); not run", seconds(p.TimeoutMs), p.AskFallback)
+		return v
+	}
+	if v.by == "" {
+		v.by = ByTTY
+	}
+	switch ans.Decision {
+	case prompt.AllowOnce:
+		v.allow = true
+	case prompt.AllowAlways:
+		v.allow = true
+		v.added = s.allowAlways(ctx, req.Agent, configPath, res)
+	default:
+		v.message = fmt.Sprintf("execgate: denied: refused by the user (%s)", v.by)
+	}
+	return v
+}
+
+// fallbackAllows applies askFallback when nobody answered.
+func fallbackAllows(p policy.Policy, res policy.Result) bool {
+	switch p.AskFallback {
+	case policy.SecurityFull:
+		return true
+	case policy.SecurityAllowlist:
+		return res.Satisfied()
+	}
+	return false
+}
+
+// denyReason is the REASON in "execgate: denied: REASON": the one thing the
+// agent most needs to know, on one line.
+func denyReason(req policy.Request, res policy.Result) string {
+	for _, seg := range res.Segments {
+		if seg.Denylist != "" {
+			return fmt.Sprintf("matches denylist pattern %q", seg.Denylist)
+		}
+	}
+	if req.Policy.Security == policy.SecurityDeny {
+		return fmt.Sprintf("security=deny for agent %s", req.Agent)
+	}
+	reason := notCovered(res)
+	if len(res.Reasons) > 0 {
+		reason = res.Reasons[0]
+		if n := len(res.Reasons) - 1; n > 0 {
+			reason += fmt.Sprintf(" (and %d more)", n)
+		}
+	}
+	if req.Policy.Ask == policy.AskOff && req.Policy.Security != policy.SecurityFull {
+		reason += " (ask=off)"
+	}
+	return oneLine(reason)
+}
+
+// notCovered explains an ask without reasons: a safe command that the
+// policy still wants approved.
+func notCovered(res policy.Result) string {
+	for _, seg := range res.Segments {
+		if !seg.Covered {
+			return fmt.Sprintf("%s is not on the allowlist", oneLine(seg.Text))
+		}
+	}
+	return "approval required for every command (ask=always)"
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	const max = 300
+	if len(s) > max {
+		s = truncateUTF8(s, max) + "…"
+	}
+	return s
+}
+
+// allowAlways saves a pattern for each segment that needed approval, so
+// that the same command runs without asking next time, and returns the
+// patterns added. A failure is logged, not fatal: the human did approve
+// this run.
+func (s *session) allowAlways(ctx context.Context, agent, configPath string, res policy.Result) []string {
+	engine := s.engine
+	if engine == nil {
+		return nil
+	}
+	targets := make([]*policy.Segment, 0, len(res.Segments))
+	for _, seg := range res.Segments {
+		if !seg.Covered {
+			targets = append(targets, seg)
+		}
+	}
+	if len(targets) == 0 {
+		// Everything was covered and asked anyway (ask=always): remember
+		// what the allowlist does not already hold.
+		for _, seg := range res.Segments {
+			if seg.Allowlist == "" {
+				targets = append(targets, seg)
+			}
+		}
+	}
+	var patterns []string
+	for _, seg := range targets {
+		p := engine.Suggest(seg)
+		if p == "" {
+			s.warnf("allow always: no pattern describes %q; it will be asked again", oneLine(seg.Text))
+			continue
+		}
+		if !slices.Contains(patterns, p) {
+			patterns = append(patterns, p)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil
+	}
+	now := s.now()
+	var added []string
+	uctx, cancel := context.WithTimeout(ctx, persistWait)
+	defer cancel()
+	store := policy.Store{Path: configPath}
+	_, err := store.Update(uctx, "", func(d *policy.Document) error {
+		added = added[:0]
+		for _, p := range patterns {
+			e := policy.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
+				LastUsedCommand: truncateUTF8(s.program, 1000), LastResolvedPath: resolvedPath(p)}
+			if d.AddAllowlist(agent, e) {
+				added = append(added, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.warnf("allow always: %v", err)
+		return nil
+	}
+	return added
+}
+
+// touchAllowlist records, in the background, that allowlist entries let
+// this command through. The returned channel closes when that is done; it
+// never takes longer than touchWait for the lock, and a busy or broken
+// configuration only costs a warning.
+func (s *session) touchAllowlist(cfg *policy.Config, agent, configPath string, res policy.Result) <-chan struct{} {
+	done := make(chan struct{})
+	type use struct{ pattern, command, path string }
+	var uses []use
+	for _, seg := range res.Segments {
+		if seg.Allowlist == "" || len(seg.Argv) == 0 {
+			continue
+		}
+		uses = append(uses, use{seg.Allowlist, truncateUTF8(seg.Text, 1000), resolvedPath(seg.Argv[0])})
+	}
+	if len(uses) == 0 {
+		close(done)
+		return done
+	}
+	now := s.now()
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), touchWait)
+		defer cancel()
+		store := policy.Store{Path: configPath}
+		_, err := store.Update(ctx, "", func(d *policy.Document) error {
+			for _, u := range uses {
+				d.Touch(agent, u.pattern, u.command, u.path, now)
+			}
+			return nil
+		})
+		if err != nil {
+			s.log.Warn("record allowlist use", "err", err)
+		}
+	}()
+	return done
+}
+
+// resolvedPath is the absolute path of the program a pattern or argv[0]
+// names, as the allowlist matcher resolves it.
+func resolvedPath(program string) string {
+	program, _, _ = strings.Cut(program, " ")
+	if strings.Contains(program, "/") {
+		if abs, err := filepath.Abs(program); err == nil {
+			return abs
+		}
+		return program
+	}
+	return policy.LookPath(program)
+}

@@ -1,0 +1,461 @@
+package shim
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+
+	"github.com/execgate/execgate/interp"
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/prompt"
+)
+
+// ExitDenied is the exit status of a command that was not run, as bash
+// reports a command found but not executable.
+const ExitDenied = 126
+
+// maxProgram bounds a script read from a file or stdin: the whole program is
+// held in memory and checked before it runs.
+const maxProgram = 16 << 20
+
+// persistWait bounds the wait for the configuration lock when saving an
+// "allow always" answer; touchWait when recording that an allowlist entry
+// was used, which must never hold up the command.
+const (
+	persistWait = 2 * time.Second
+	touchWait   = 50 * time.Millisecond
+)
+
+// Options connect the shim to the world. Zero values mean this process's own.
+type Options struct {
+	// Argv is the command line exactly as received, argv[0] included.
+	// When Argv0FromShell is set, argv[0] is replaced by the real shell's
+	// base name (for `execgate sh`, whose own argv[0] means nothing to
+	// bash).
+	Argv           []string
+	Argv0FromShell bool
+	Stdin          *os.File
+	Stdout, Stderr *os.File
+	Getenv         func(string) string
+	Environ        []string
+	// Asker asks a human; nil means the terminal. A hub channel goes in
+	// front of the terminal in a prompt.Chain.
+	Asker prompt.Asker
+	// Now tells the time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Main runs one shell invocation and returns the exit status for the
+// process. When the command ends by a signal, Main re-raises it on this
+// process first, so that the caller sees what bash would have shown.
+func Main(ctx context.Context, o Options) int {
+	s := newSession(o)
+	status, sig := s.run(ctx)
+	if sig != 0 {
+		reraise(sig)
+	}
+	return status
+}
+
+// session is one shim invocation.
+type session struct {
+	o       Options
+	getenv  func(string) string
+	now     func() time.Time
+	log     *slog.Logger
+	audit   AuditLog
+	cl      CommandLine
+	program string // the program checked and run
+	source  string // Event.Source
+	ev      Event  // the fields every event shares
+	warn    []string
+	engine  *policy.Engine
+}
+
+func newSession(o Options) *session {
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.Asker == nil {
+		// The hub channel goes first once it exists:
+		// prompt.Chain{hub.Asker{…}, prompt.TTY{}}.
+		o.Asker = prompt.Chain{prompt.TTY{}}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &session{o: o, getenv: o.Getenv, now: o.Now}
+	s.log = slog.New(slog.DiscardHandler)
+	if o.Getenv("EXECGATE_DEBUG") == "1" {
+		s.log = slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("pid", os.Getpid())
+	}
+	s.audit = AuditLog{Path: DefaultAuditPath(o.Getenv)}
+	return s
+}
+
+// warnf records a problem that does not stop the command: it goes to the
+// audit log with the command's events, and to stderr in debug mode.
+func (s *session) warnf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	s.warn = append(s.warn, msg)
+	s.log.Warn(msg)
+}
+
+// record appends an event, never failing the command over it.
+func (s *session) record(ev Event) {
+	ev.Time = s.now().UTC() // UTC: no time zone file to load on every run
+	ev.Warnings = append(ev.Warnings, s.warn...)
+	s.warn = nil
+	if err := s.audit.Append(ev); err != nil {
+		s.log.Warn("audit log", "err", err)
+	}
+}
+
+// run is Main without the exit: it returns the status and the signal to
+// re-raise, if any.
+func (s *session) run(ctx context.Context) (int, syscall.Signal) {
+	argv := s.o.Argv
+	if len(argv) == 0 {
+		argv = []string{"bash"}
+	}
+	s.cl = ParseCommandLine(argv)
+
+	cfg, set := s.loadConfig()
+	shell, err := interp.FindShell(set.shellPath)
+	if err != nil {
+		// Nothing can run, so nothing is decided: one line, and bash's
+		// status for a command that cannot be executed.
+		fmt.Fprintf(s.o.Stderr, "execgate: cannot run: %v\n", err)
+		s.log.Error("find shell", "err", err)
+		return ExitDenied, 0
+	}
+	if s.o.Argv0FromShell {
+		argv = append([]string{filepath.Base(shell)}, argv[1:]...)
+	}
+	run := interp.Options{
+		Shell: shell, Argv: argv, Stdin: s.o.Stdin, Stdout: s.o.Stdout, Stderr: s.o.Stderr,
+		MaxBytes: set.maxBytes, TailBytes: set.tailBytes,
+		SpillDir: filepath.Join(StateDir(s.getenv), "output"), SpillMaxBytes: set.spillMaxBytes,
+		ForwardSignals: true, Logger: s.log,
+	}
+	if s.cl.Source == NoProgram {
+		// --help, --version: bash prints and exits.
+		return s.execOrRun(ctx, run, true)
+	}
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		s.warnf("current directory: %v", err)
+	}
+	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
+	configPath := policy.ConfigPath("", s.getenv)
+	protected := []string{configPath}
+	if self, err := os.Executable(); err == nil {
+		protected = append(protected, self)
+	}
+	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), protected)
+	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
+
+	res, inspected := s.evaluate(req)
+	if s.cl.Source == FromStdin && inspected {
+		run.Stdin = bytes.NewReader([]byte(s.program))
+	}
+	s.ev.Command, s.ev.Source = s.program, s.source
+	s.ev.Risk, s.ev.Reasons, s.ev.Decision = res.Risk.String(), res.Reasons, string(res.Decision)
+
+	v := s.decide(ctx, req, res, configPath)
+	if !v.allow {
+		ev := s.ev
+		ev.Event, ev.DecidedBy, ev.ApprovalID, ev.Message = EventDenied, v.by, v.approvalID, v.message
+		ev.Decision = string(policy.Deny)
+		s.record(ev)
+		fmt.Fprintln(s.o.Stderr, v.message)
+		return ExitDenied, 0
+	}
+	s.ev.DecidedBy, s.ev.ApprovalID, s.ev.Allowlisted = v.by, v.approvalID, v.added
+	s.ev.Decision = string(policy.Allow)
+
+	touched := s.touchAllowlist(cfg, agent, configPath, res)
+	lone := inspected && s.cl.Source != FromStdin && loneLiteral(res)
+	if lone && (run.MaxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr)) {
+		<-touched
+		return s.execOrRun(ctx, run, false)
+	}
+	if interp.Passthrough(s.o.Stdout, s.o.Stderr) {
+		run.MaxBytes = 0 // a human is watching: nothing to cap, nothing to copy
+	}
+	status, sig := s.runShell(ctx, run)
+	<-touched
+	return status, sig
+}
+
+// execOrRun becomes the shell; if that fails, it falls back to running it.
+func (s *session) execOrRun(ctx context.Context, run interp.Options, quiet bool) (int, syscall.Signal) {
+	if !quiet {
+		ev := s.ev
+		ev.Event, ev.Exec = EventStarted, true
+		s.record(ev)
+	}
+	err := interp.Exec(interp.Options{Shell: run.Shell, Argv: run.Argv})
+	s.log.Warn("exec shell; running it instead", "err", err)
+	run.MaxBytes = 0
+	if quiet {
+		return s.runQuiet(ctx, run)
+	}
+	return s.runShell(ctx, run)
+}
+
+// runQuiet runs the shell without audit events.
+func (s *session) runQuiet(ctx context.Context, run interp.Options) (int, syscall.Signal) {
+	res, err := interp.Run(ctx, run)
+	if err != nil {
+		fmt.Fprintf(s.o.Stderr, "execgate: cannot run: %v\n", err)
+		return ExitDenied, 0
+	}
+	return res.ExitStatus, res.Signal
+}
+
+// runShell runs the allowed program and logs its start and end.
+func (s *session) runShell(ctx context.Context, run interp.Options) (int, syscall.Signal) {
+	ev := s.ev
+	ev.Event = EventStarted
+	s.record(ev)
+	res, err := interp.Run(ctx, run)
+	ev = s.ev
+	ev.Event = EventFinished
+	if err != nil && res.Duration == 0 {
+		// Not started: say so in one line, like bash does for a file it
+		// cannot execute.
+		fmt.Fprintf(s.o.Stderr, "execgate: cannot run: %v\n", err)
+		ev.Message = err.Error()
+		status := ExitDenied
+		ev.ExitStatus = &status
+		s.record(ev)
+		return ExitDenied, 0
+	}
+	if err != nil {
+		s.warnf("run: %v", err)
+	}
+	ms := res.Duration.Milliseconds()
+	status := res.ExitStatus
+	ev.ExitStatus, ev.DurationMs = &status, &ms
+	ev.OutputSize, ev.Omitted, ev.SpillPath = res.Bytes, res.Omitted, res.SpillPath
+	ev.OutputTail = strings.ToValidUTF8(string(res.Tail), "\uFFFD")
+	var sig syscall.Signal
+	if res.Signaled {
+		ev.Signal = unix.SignalName(res.Signal)
+		sig = res.Signal
+	}
+	s.record(ev)
+	return status, sig
+}
+
+// evaluate reads the program and judges it. inspected is false when the
+// program could not be read ahead (an interactive shell, an unreadable
+// script, a command line bash would refuse): the result then says it needs
+// review, which only security=full lets through without asking.
+func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
+	engine, err := policy.NewEngine()
+	s.engine = engine
+	if err != nil {
+		// Without rules nothing can be judged: fail closed.
+		s.warnf("load rules: %v", err)
+		return policy.Result{Risk: policy.Dangerous, Decision: policy.Deny, Opaque: true,
+			Reasons: []string{"execgate cannot load its rules: " + err.Error()}}, false
+	}
+	var problem string
+	switch s.cl.Source {
+	case FromString:
+		s.program, s.source = s.cl.Command, "string"
+	case FromFile:
+		s.source = "file"
+		s.program, problem = s.readScript(s.cl.Script)
+	case FromStdin:
+		s.source = "stdin"
+		if s.cl.Interactive || isTerminal(s.o.Stdin) {
+			s.source = "interactive"
+			problem = "starts an interactive shell: what is typed into it is not checked"
+		} else {
+			s.program, problem = readProgram(s.o.Stdin, "standard input")
+		}
+	case Invalid:
+		s.source = "none"
+		problem = "bash command line not understood: " + s.cl.Problem
+	}
+	if problem != "" {
+		s.program = strings.Join(s.o.Argv, " ")
+		return uninspected(req, problem), false
+	}
+	req.Command = s.program
+	res := engine.Evaluate(req)
+	for _, reason := range s.startupReasons() {
+		res = addReason(req.Policy, res, reason)
+	}
+	return res, true
+}
+
+// startupReasons lists what bash runs before the program that the check
+// cannot see.
+func (s *session) startupReasons() []string {
+	var out []string
+	if env := s.getenv("BASH_ENV"); env != "" && !s.cl.Interactive {
+		out = append(out, fmt.Sprintf("BASH_ENV=%s runs that file first, unchecked", env))
+	}
+	if s.cl.RCFile != "" && s.cl.Interactive {
+		out = append(out, fmt.Sprintf("--rcfile %s runs that file first, unchecked", s.cl.RCFile))
+	}
+	return out
+}
+
+// readScript reads the script file bash would run: the operand itself, or,
+// when it names no file in the current directory and has no slash, the
+// first readable match on PATH, as bash looks it up.
+func (s *session) readScript(name string) (string, string) {
+	path := name
+	if _, err := os.Stat(path); err != nil && !strings.Contains(name, "/") {
+		for _, dir := range filepath.SplitList(s.getenv("PATH")) {
+			if dir == "" {
+				dir = "."
+			}
+			p := filepath.Join(dir, name)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				path = p
+				break
+			}
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Sprintf("script %s cannot be read: %v", name, pathlessErr(err))
+	}
+	defer f.Close()
+	return readProgram(f, "script "+name)
+}
+
+// readProgram reads a whole program, bounded by maxProgram.
+func readProgram(r io.Reader, what string) (string, string) {
+	b, err := io.ReadAll(io.LimitReader(r, maxProgram+1))
+	if err != nil {
+		return "", fmt.Sprintf("%s cannot be read: %v", what, pathlessErr(err))
+	}
+	if len(b) > maxProgram {
+		return "", fmt.Sprintf("%s is larger than %d bytes", what, maxProgram)
+	}
+	return string(b), ""
+}
+
+func pathlessErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// uninspected is the verdict on a program the shim could not read ahead.
+func uninspected(req policy.Request, problem string) policy.Result {
+	return policy.Result{
+		Command: req.Command, Agent: req.Agent, Risk: policy.NeedsReview, Opaque: true,
+		Reasons: []string{problem}, Decision: decideUncovered(req.Policy),
+	}
+}
+
+// addReason adds a needs-review reason found outside the program.
+func addReason(p policy.Policy, res policy.Result, reason string) policy.Result {
+	res.Reasons = append(res.Reasons, reason)
+	res.Risk = res.Risk.Max(policy.NeedsReview)
+	res.Opaque = true // what runs is not all in the program
+	if res.Decision == policy.Allow {
+		res.Decision = decideUncovered(p)
+	}
+	return res
+}
+
+// decideUncovered is the policy's decision for a command the allowlist does
+// not cover (policy.decide with covered=false).
+func decideUncovered(p policy.Policy) policy.Decision {
+	switch {
+	case p.Security == policy.SecurityDeny:
+		return policy.Deny
+	case p.Security == policy.SecurityFull && p.Ask != policy.AskAlways:
+		return policy.Allow
+	case p.Security == policy.SecurityFull:
+		return policy.AskHuman
+	case p.Ask == policy.AskOff:
+		return policy.Deny
+	}
+	return policy.AskHuman
+}
+
+// loneLiteral reports whether the program is one simple command written
+// without quotes, expansions or redirections, the case where bash itself
+// execs the command without forking: nothing about it is worth waiting
+// around to report.
+func loneLiteral(res policy.Result) bool {
+	if len(res.Segments) != 1 || res.Opaque {
+		return false
+	}
+	seg := res.Segments[0]
+	return seg.Argv != nil && !seg.Opaque && len(seg.Wrappers) == 0 &&
+		strings.TrimSpace(res.Command) == strings.Join(seg.Argv, " ") && seg.Text == strings.Join(seg.Argv, " ")
+}
+
+func newID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func isTerminal(f *os.File) bool {
+	return f != nil && term.IsTerminal(int(f.Fd()))
+}
+
+// reraise ends this process with sig, as the command ended, so that the
+// caller's wait status says "killed by sig" just as with bash. Only signals
+// that the Go runtime turns into a plain death by that signal are re-raised
+// (it prints a stack trace for SIGQUIT and ignores SIGPIPE, SIGUSR1 …);
+// the others become exit 128+n, which is what a calling shell reports
+// either way.
+func reraise(sig syscall.Signal) {
+	switch sig {
+	case syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL:
+	default:
+		return
+	}
+	signal.Reset(sig)
+	syscall.Kill(os.Getpid(), sig)
+	// The signal is delivered asynchronously; give it a moment.
+	time.Sleep(100 * time.Millisecond)
+}
+
+// seconds formats a timeout for the agent: 60s, 1.5s.
+func seconds(ms int) string {
+	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + "s"
+}
