@@ -865,6 +865,12 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 			a.opaquePayload(seg, w, name+" <(…)", s, f)
 			return true
 		}
+		if m := matchingSpec(spec.ModuleOptions, t); m != "" {
+			if mod, ok := optionArgument(args, &i, m); ok {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file"})
+				return false
+			}
+		}
 		if t == "-" {
 			break
 		}

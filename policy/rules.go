@@ -44,6 +44,10 @@ type ruleFile struct {
 	// something else (often code).
 	Network  []string `json:"network"`
 	Decoders []*rule  `json:"decoders"`
+	// Suggest drives "allow always" patterns: tools whose first operand
+	// is a subcommand (with the subcommands that name something to run
+	// as their own first operand), and runners like npx.
+	Suggest suggestRules `json:"suggest"`
 	// EnvPrinters print the environment.
 	EnvPrinters []string `json:"envPrinters"`
 }
@@ -53,6 +57,12 @@ type ruleFile struct {
 type assignmentRules struct {
 	Names    []string `json:"names"`
 	Prefixes []string `json:"prefixes"`
+}
+
+// suggestRules are the data behind Engine.Suggest.
+type suggestRules struct {
+	Subcommands map[string][]string `json:"subcommands"`
+	Runners     []string            `json:"runners"`
 }
 
 // programInfo describes a program's option syntax.
@@ -104,6 +114,8 @@ type interpSpec struct {
 	// InlineSub is a subcommand that takes code (deno eval).
 	InlineSub        string   `json:"inlineSub"`
 	OptionsWithValue []string `json:"optionsWithValue"`
+	// ModuleOptions name a module or package to run (python -m pytest).
+	ModuleOptions []string `json:"moduleOptions"`
 	// ProgramArg is set for awk-like tools whose first operand is code.
 	ProgramArg bool `json:"programArg"`
 }
