@@ -655,33 +655,10 @@ func heredocText(r *syntax.Redirect) (string, bool) {
 		if quoted {
 			sb.WriteString(lit.Value)
 		} else {
-			sb.WriteString(unescapeHeredoc(lit.Value))
+			sb.WriteString(unescapeBackslashes(lit.Value, "$`\\"))
 		}
 	}
 	return sb.String(), true
-}
-
-// unescapeHeredoc applies the backslash rules of an unquoted here-document.
-func unescapeHeredoc(v string) string {
-	if !strings.Contains(v, "\\") {
-		return v
-	}
-	var sb strings.Builder
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c == '\\' && i+1 < len(v) {
-			switch v[i+1] {
-			case '$', '`', '\\':
-				i++
-				c = v[i]
-			case '\n':
-				i++
-				continue
-			}
-		}
-		sb.WriteByte(c)
-	}
-	return sb.String()
 }
 
 // stdinFile returns the file redirected into stdin (< FILE).

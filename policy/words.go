@@ -88,7 +88,7 @@ func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quote
 	case *syntax.Lit:
 		v := p.Value
 		if quoted {
-			sb.WriteString(unescapeDouble(v))
+			sb.WriteString(unescapeBackslashes(v, "$`\"\\"))
 			return
 		}
 		if first && strings.HasPrefix(v, "~") {
@@ -197,9 +197,10 @@ func unescapeUnquoted(v string, out *word) string {
 	return sb.String()
 }
 
-// unescapeDouble applies the backslash rules inside double quotes: only \$,
-// \`, \", \\ and \newline are escapes.
-func unescapeDouble(v string) string {
+// unescapeBackslashes applies bash's backslash rules where only some
+// characters can be escaped: inside double quotes $ ` " \ and newline
+// (escapable "$`\"\\"), in an unquoted here-document the same without ".
+func unescapeBackslashes(v, escapable string) string {
 	if !strings.Contains(v, "\\") {
 		return v
 	}
@@ -207,13 +208,13 @@ func unescapeDouble(v string) string {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '\\' && i+1 < len(v) {
-			switch v[i+1] {
-			case '$', '`', '"', '\\':
-				i++
-				c = v[i]
-			case '\n':
+			switch {
+			case v[i+1] == '\n':
 				i++
 				continue
+			case strings.IndexByte(escapable, v[i+1]) >= 0:
+				i++
+				c = v[i]
 			}
 		}
 		sb.WriteByte(c)
