@@ -145,12 +145,19 @@ func (e *Engine) Evaluate(req Request) Result {
 		s.Covered = s.Allowlist != "" || (s.Risk == Safe && req.Policy.AutoAllowSafe)
 		allCovered = allCovered && s.Covered
 	}
-	res.Decision = decide(req.Policy, denied, allCovered && !res.Opaque)
+	if bad := req.Deny.Invalid(); len(bad) > 0 {
+		// A denylist entry that cannot be read might have matched: deny.
+		denied = true
+		res.Reasons = append(res.Reasons, fmt.Sprintf("denylist pattern %q is invalid, so everything is denied", bad[0]))
+	}
+	res.Decision = Decide(req.Policy, denied, allCovered && !res.Opaque)
 	return res
 }
 
-// decide applies the policy to the analysis.
-func decide(p Policy, denied, covered bool) Decision {
+// Decide applies policy p to a command: denied when a denylist pattern
+// matched, covered when every segment is allowlisted or safe (with
+// autoAllowSafe) and nothing is opaque.
+func Decide(p Policy, denied, covered bool) Decision {
 	switch {
 	case denied, p.Security == SecurityDeny:
 		return Deny

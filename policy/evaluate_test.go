@@ -200,3 +200,16 @@ func TestDcgAgreement(t *testing.T) {
 	assert.GreaterOrEqual(t, pct(denyDangerous, deny), 90.0)
 	assert.GreaterOrEqual(t, pct(allowNotDangerous, allow), 95.0)
 }
+
+// TestInvalidDenylistDenies: a denylist entry that does not compile
+// cannot be checked, so nothing is allowed while it is there.
+func TestInvalidDenylistDenies(t *testing.T) {
+	e := testEngine(t)
+	res := e.Evaluate(Request{
+		Command: "ls", Cwd: testWorkspace, Home: testHome,
+		Policy: Policy{Security: SecurityFull, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true},
+		Deny:   NewMatcher(entries("rm [x"), fakePath),
+	})
+	assert.Equal(t, Deny, res.Decision)
+	assert.Contains(t, strings.Join(res.Reasons, " "), `"rm [x"`)
+}

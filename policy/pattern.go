@@ -168,6 +168,22 @@ func (m *Matcher) pattern(i int) *pattern {
 	return pt
 }
 
+// Invalid returns the patterns that do not compile. Such an entry never
+// matches, which is harmless in an allowlist and must not be in a
+// denylist: Evaluate denies everything then.
+func (m *Matcher) Invalid() []string {
+	if m == nil {
+		return nil
+	}
+	var bad []string
+	for i := range m.entries {
+		if m.pattern(i) == nil {
+			bad = append(bad, m.entries[i].Pattern)
+		}
+	}
+	return bad
+}
+
 // Match returns the first entry matching argv and whether the match was
 // exact (the pattern is argv word for word). A nil or empty argv matches
 // nothing.

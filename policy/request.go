@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 )
@@ -16,6 +17,16 @@ func LookPath(name string) string {
 		return abs
 	}
 	return p
+}
+
+// OwnFiles lists execgate's own files, writing which is dangerous: the
+// configuration at configPath and the running binary.
+func OwnFiles(configPath string) []string {
+	own := []string{configPath}
+	if self, err := os.Executable(); err == nil {
+		own = append(own, self)
+	}
+	return own
 }
 
 // NewRequest builds the evaluation context for agent under cfg: its

@@ -176,11 +176,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
 	configPath := policy.ConfigPath("", s.getenv)
-	protected := []string{configPath}
-	if self, err := os.Executable(); err == nil {
-		protected = append(protected, self)
-	}
-	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), protected)
+	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
 
 	res, inspected := s.evaluate(req)
@@ -383,7 +379,7 @@ func pathlessErr(err error) error {
 func uninspected(req policy.Request, problem string) policy.Result {
 	return policy.Result{
 		Command: req.Command, Agent: req.Agent, Risk: policy.NeedsReview, Opaque: true,
-		Reasons: []string{problem}, Decision: decideUncovered(req.Policy),
+		Reasons: []string{problem}, Decision: policy.Decide(req.Policy, false, false),
 	}
 }
 
@@ -393,25 +389,9 @@ func addReason(p policy.Policy, res policy.Result, reason string) policy.Result 
 	res.Risk = res.Risk.Max(policy.NeedsReview)
 	res.Opaque = true // what runs is not all in the program
 	if res.Decision == policy.Allow {
-		res.Decision = decideUncovered(p)
+		res.Decision = policy.Decide(p, false, false)
 	}
 	return res
-}
-
-// decideUncovered is the policy's decision for a command the allowlist does
-// not cover (policy.decide with covered=false).
-func decideUncovered(p policy.Policy) policy.Decision {
-	switch {
-	case p.Security == policy.SecurityDeny:
-		return policy.Deny
-	case p.Security == policy.SecurityFull && p.Ask != policy.AskAlways:
-		return policy.Allow
-	case p.Security == policy.SecurityFull:
-		return policy.AskHuman
-	case p.Ask == policy.AskOff:
-		return policy.Deny
-	}
-	return policy.AskHuman
 }
 
 // loneLiteral reports whether the program is one simple command written

@@ -85,11 +85,7 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 		return nil, fmt.Errorf("--cwd: %w", err)
 	}
 	agent := policy.DetectAgent(g.agent, g.getenv, os.Environ())
-	protected := []string{path}
-	if self, err := os.Executable(); err == nil {
-		protected = append(protected, self)
-	}
-	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), protected)}, nil
+	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path))}, nil
 }
 
 func (c *checker) evaluate(command string) policy.Result {
