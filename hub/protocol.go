@@ -1,0 +1,261 @@
+package hub
+
+import "encoding/json"
+
+// ProtocolVersion is sent in the hello handshake; a hub refuses clients of
+// another version with ErrCodeVersion.
+const ProtocolVersion = 1
+
+// MaxLine bounds one JSON line in either direction, newline included.
+const MaxLine = 256 << 10
+
+// Role is what a connection may do, fixed at the hello handshake.
+type Role string
+
+// Roles.
+const (
+	// RoleRequester (a shim, a hook) may create approvals and wait on its
+	// own, report exec events and read its agent's session override.
+	RoleRequester Role = "requester"
+	// RoleApprover may list, get, subscribe, resolve, read and write the
+	// configuration and set session overrides. It must run as the hub's uid.
+	RoleApprover Role = "approver"
+)
+
+// Method names.
+const (
+	MethodHello        = "hello"                 // HelloParams → HelloResult
+	MethodRequest      = "exec.approval.request" // ApprovalRequest → ApprovalAnswer (blocks)
+	MethodResolve      = "exec.approval.resolve" // ResolveParams → Approval
+	MethodList         = "exec.approval.list"    // {} → ListResult
+	MethodGet          = "exec.approval.get"     // IDParams → Approval
+	MethodConfigGet    = "exec.approvals.get"    // {} → ConfigSnapshot
+	MethodConfigSet    = "exec.approvals.set"    // ConfigSetParams → ConfigSnapshot
+	MethodSubscribe    = "subscribe"             // {} → {} then Event frames
+	MethodReport       = "exec.report"           // ExecReport → {} (requesters; fire and forget)
+	MethodSessionGet   = "session.get"           // AgentParams → SessionOverride (zero when none)
+	MethodSessionSet   = "session.set"           // SessionOverride → SessionOverride
+	MethodSessionClear = "session.clear"         // AgentParams → {}
+	MethodSessionList  = "session.list"          // {} → SessionListResult
+	MethodStatus       = "hub.status"            // {} → Status
+)
+
+// Event names pushed to subscribers.
+const (
+	EventRequested = "exec.approval.requested" // payload Approval
+	EventResolved  = "exec.approval.resolved"  // payload Approval (Decision, ResolvedBy set)
+	EventExpired   = "exec.approval.expired"   // payload Approval
+	EventWithdrawn = "exec.approval.withdrawn" // payload Approval: its requester went away
+	EventStarted   = "exec.started"            // payload ExecReport
+	EventFinished  = "exec.finished"           // payload ExecReport
+	EventDenied    = "exec.denied"             // payload ExecReport
+	EventSession   = "session.changed"         // payload SessionOverride
+)
+
+// Decision values, as on the wire.
+const (
+	AllowOnce   = "allow-once"
+	AllowAlways = "allow-always"
+	Deny        = "deny"
+)
+
+// Error codes in ErrorBody.Code.
+const (
+	ErrCodeBadRequest = "BAD_REQUEST"  // malformed line, unknown method, invalid params
+	ErrCodeTooLarge   = "TOO_LARGE"    // line over MaxLine; the connection is closed after
+	ErrCodeAuth       = "UNAUTHORIZED" // hello missing or failed, bad HMAC, replay, stale time
+	ErrCodeForbidden  = "FORBIDDEN"    // the role may not call this method
+	ErrCodeNotFound   = "NOT_FOUND"    // unknown, expired or already resolved approval id
+	ErrCodeConflict   = "CONFLICT"     // explicit id already pending; stale config hash
+	ErrCodeRateLimit  = "RATE_LIMITED" // too many frames on this connection
+	ErrCodeVersion    = "VERSION"      // unsupported protocol version
+	ErrCodeInternal   = "INTERNAL"
+)
+
+// Frame is one line on the wire. A client sends {id, method, params}; the
+// hub answers {id, ok, result | error} and pushes {event, payload} to
+// subscribers. IDs are chosen by the client and only echoed.
+type Frame struct {
+	ID      string          `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	OK      *bool           `json:"ok,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *ErrorBody      `json:"error,omitempty"`
+	Event   string          `json:"event,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// ErrorBody is a failed response's error. It implements error so that
+// Client methods return it as is: errors.As finds the code.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *ErrorBody) Error() string { return "hub: " + e.Code + ": " + e.Message }
+
+// HelloParams is the first frame of every connection. MAC is
+// hex(HMAC-SHA256(token, Nonce + ":" + strconv.FormatInt(TimestampMs, 10) +
+// ":" + payload)) where payload is "execgate-hub/1 " + Role. Nonce is at
+// least 16 random bytes, hex; the hub remembers nonces for the ±10 s window
+// and refuses a timestamp outside it.
+type HelloParams struct {
+	Version     int    `json:"version"`
+	Role        Role   `json:"role"`
+	Nonce       string `json:"nonce"`
+	TimestampMs int64  `json:"timestampMs"`
+	MAC         string `json:"mac"`
+	// Name labels the client in resolvedBy and logs ("approve@tty3",
+	// "shim"); free text, shown escaped.
+	Name string `json:"name,omitempty"`
+}
+
+// HelloResult answers a successful hello.
+type HelloResult struct {
+	Version int  `json:"version"`
+	Role    Role `json:"role"`
+	// Approvers is how many approver connections are subscribed now.
+	Approvers int `json:"approvers"`
+}
+
+// ApprovalRequest asks for one command. It is also the body of an Approval.
+type ApprovalRequest struct {
+	// ID is optional; the hub assigns one when empty. An ID already
+	// pending is a CONFLICT.
+	ID         string   `json:"id,omitempty"`
+	Command    string   `json:"command"`
+	Via        string   `json:"via,omitempty"` // "Claude Code" when the command came in an agent's envelope
+	Cwd        string   `json:"cwd"`
+	AgentID    string   `json:"agentId"`
+	SessionKey string   `json:"sessionKey,omitempty"`
+	Risk       string   `json:"risk"` // safe, needs-review, dangerous
+	Reasons    []string `json:"reasons"`
+	Segments   []string `json:"segments,omitempty"`
+	// TimeoutMs is how long the request stays pending; the hub clamps it
+	// to [1 s, 1 h].
+	TimeoutMs int `json:"timeoutMs"`
+}
+
+// Approval is one pending or settled request as the hub holds it.
+type Approval struct {
+	ApprovalRequest
+	CreatedAtMs int64 `json:"createdAtMs"`
+	ExpiresAtMs int64 `json:"expiresAtMs"`
+	// Decision is empty while pending and after expiry or withdrawal.
+	Decision   string `json:"decision,omitempty"`
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// RequesterPid and RequesterUid come from the peer credentials.
+	RequesterPid int `json:"requesterPid"`
+	RequesterUid int `json:"requesterUid"`
+}
+
+// Outcome says why an ApprovalAnswer has no decision.
+const (
+	OutcomeDecided    = "decided"
+	OutcomeExpired    = "expired"     // nobody answered in time: apply askFallback
+	OutcomeNoApprover = "no-approver" // answered at once: ask the next channel
+)
+
+// ApprovalAnswer is the response to MethodRequest.
+type ApprovalAnswer struct {
+	ID          string  `json:"id"`
+	Decision    *string `json:"decision"` // null unless Outcome is decided
+	Outcome     string  `json:"outcome"`
+	CreatedAtMs int64   `json:"createdAtMs"`
+	ExpiresAtMs int64   `json:"expiresAtMs"`
+	ResolvedBy  string  `json:"resolvedBy,omitempty"`
+}
+
+// ResolveParams answers one approval. ID may be a unique prefix of at
+// least 4 characters.
+type ResolveParams struct {
+	ID       string `json:"id"`
+	Decision string `json:"decision"`
+}
+
+// IDParams names one approval (a unique prefix of at least 4 characters).
+type IDParams struct {
+	ID string `json:"id"`
+}
+
+// ListResult is the response to MethodList: pending approvals, oldest first.
+type ListResult struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// ConfigSnapshot is the configuration file with socket.token redacted, and
+// the hash of the file as stored (the base for MethodConfigSet).
+type ConfigSnapshot struct {
+	Path string          `json:"path"`
+	Hash string          `json:"hash"`
+	File json.RawMessage `json:"file"`
+}
+
+// ConfigSetParams replaces the configuration file. BaseHash must be the
+// hash of the file now stored (else CONFLICT); socket path and token are
+// kept whatever File says.
+type ConfigSetParams struct {
+	File     json.RawMessage `json:"file"`
+	BaseHash string          `json:"baseHash"`
+}
+
+// ExecReport is a shim's note that a command started, finished or was
+// denied. It never blocks the command: the shim does not wait for a reply.
+type ExecReport struct {
+	Event      string   `json:"event"` // EventStarted, EventFinished, EventDenied
+	ID         string   `json:"id"`    // the shim's run id (the audit log's)
+	ApprovalID string   `json:"approvalId,omitempty"`
+	Command    string   `json:"command"`
+	Cwd        string   `json:"cwd"`
+	AgentID    string   `json:"agentId"`
+	Risk       string   `json:"risk,omitempty"`
+	Reasons    []string `json:"reasons,omitempty"`
+	DecidedBy  string   `json:"decidedBy,omitempty"`
+	ExitStatus *int     `json:"exitStatus,omitempty"`
+	DurationMs *int64   `json:"durationMs,omitempty"`
+	Pid        int      `json:"pid"`
+	TimeMs     int64    `json:"timeMs"`
+}
+
+// AgentParams names an agent.
+type AgentParams struct {
+	AgentID string `json:"agentId"`
+}
+
+// SessionOverride is a temporary policy for one agent held by the hub
+// (not written to the configuration). Empty fields leave the configured
+// value. Set only by approvers, so it may loosen the policy; what an agent
+// sets in its own environment can only tighten it (the shim applies that).
+type SessionOverride struct {
+	AgentID     string `json:"agentId"`
+	Security    string `json:"security,omitempty"`
+	Ask         string `json:"ask,omitempty"`
+	AskFallback string `json:"askFallback,omitempty"`
+	// Elevated: security=full, ask=off until ExpiresAtMs.
+	Elevated bool `json:"elevated,omitempty"`
+	// ExpiresAtMs of zero never expires (until the hub stops or clear).
+	ExpiresAtMs int64  `json:"expiresAtMs,omitempty"`
+	SetBy       string `json:"setBy,omitempty"`
+}
+
+// SessionListResult lists the live overrides.
+type SessionListResult struct {
+	Sessions []SessionOverride `json:"sessions"`
+}
+
+// Status describes a running hub.
+type Status struct {
+	Pid         int    `json:"pid"`
+	Socket      string `json:"socket"`
+	StartedAtMs int64  `json:"startedAtMs"`
+	Pending     int    `json:"pending"`
+	Approvers   int    `json:"approvers"`
+	Connections int    `json:"connections"`
+}
+
+// Event is a pushed frame decoded by Client.Subscribe.
+type Event struct {
+	Name    string
+	Payload json.RawMessage
+}
