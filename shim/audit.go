@@ -69,16 +69,19 @@ type Event struct {
 	// Allowlisted lists the patterns added by "allow always".
 	Allowlisted []string `json:"allowlisted,omitempty"`
 	// Message is the line shown to the agent on a denial.
-	Message    string   `json:"message,omitempty"`
-	ExitStatus *int     `json:"exitStatus,omitempty"`
-	Signal     string   `json:"signal,omitempty"`
-	DurationMs *int64   `json:"durationMs,omitempty"`
-	OutputSize int64    `json:"outputBytes,omitempty"`
-	Omitted    int64    `json:"omittedBytes,omitempty"`
-	SpillPath  string   `json:"spillPath,omitempty"`
-	OutputTail string   `json:"outputTail,omitempty"`
-	Exec       bool     `json:"exec,omitempty"` // the shim became the shell: no exec.finished follows
-	Warnings   []string `json:"warnings,omitempty"`
+	Message    string `json:"message,omitempty"`
+	ExitStatus *int   `json:"exitStatus,omitempty"`
+	Signal     string `json:"signal,omitempty"`
+	DurationMs *int64 `json:"durationMs,omitempty"`
+	OutputSize int64  `json:"outputBytes,omitempty"`
+	Omitted    int64  `json:"omittedBytes,omitempty"`
+	SpillPath  string `json:"spillPath,omitempty"`
+	OutputTail string `json:"outputTail,omitempty"`
+	Exec       bool   `json:"exec,omitempty"` // the shim became the shell: no exec.finished follows
+	// Direct is set when the shim ran a lone simple command itself, as
+	// bash would have, without starting bash.
+	Direct   bool     `json:"direct,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AuditLog appends events to a JSON-lines file shared by every shim, rotating

@@ -42,6 +42,31 @@ type CommandLine struct {
 	RCFile string
 	// Problem says why the command line is Invalid, as bash would.
 	Problem string
+	// Set lists the `set -o` options turned on or off, by long name and in
+	// order, "-errexit" or "+xtrace"; shopt -O/+O options as "-O:name".
+	Set []string
+	// Plain is set when nothing on the command line but -c and options
+	// that cannot change how one simple command runs (see plainOptions):
+	// bash would run a lone simple command exactly as execve would.
+	Plain bool
+}
+
+// setFlags maps the single-letter `set` flags to their long names.
+var setFlags = map[rune]string{
+	'a': "allexport", 'b': "notify", 'e': "errexit", 'f': "noglob", 'h': "hashall",
+	'k': "keyword", 'm': "monitor", 'n': "noexec", 'p': "privileged", 't': "onecmd",
+	'u': "nounset", 'v': "verbose", 'x': "xtrace", 'B': "braceexpand", 'C': "noclobber",
+	'E': "errtrace", 'H': "histexpand", 'P': "physical", 'T': "functrace",
+}
+
+// plainOptions are the settings that leave a lone literal command's run
+// unchanged: no trace output, no noexec, no profile or rc file.
+var plainOptions = map[string]bool{
+	"-errexit": true, "+errexit": true, "-nounset": true, "+nounset": true,
+	"-pipefail": true, "+pipefail": true, "-hashall": true, "+hashall": true,
+	"-braceexpand": true, "+braceexpand": true, "-noglob": true, "+noglob": true,
+	"-physical": true, "+physical": true, "-noclobber": true, "+noclobber": true,
+	"+xtrace": true, "+verbose": true, "+noexec": true,
 }
 
 // longOptions are bash's GNU-style options; the value says whether it takes
@@ -73,6 +98,7 @@ func ParseCommandLine(argv []string) CommandLine {
 	}
 	i := 1
 	help := false
+	plain := !cl.Login
 	for ; i < len(argv); i++ {
 		a := argv[i]
 		if len(a) < 3 || !strings.HasPrefix(a, "--") {
@@ -88,6 +114,9 @@ func ParseCommandLine(argv []string) CommandLine {
 			help = true
 		case "login":
 			cl.Login = true
+		}
+		if name != "norc" && name != "noprofile" {
+			plain = false
 		}
 		if takesValue {
 			if i+1 >= len(argv) {
@@ -113,6 +142,7 @@ func ParseCommandLine(argv []string) CommandLine {
 			i++
 			break
 		}
+		sign := string(a[0])
 		for _, c := range a[1:] {
 			switch {
 			case c == 'c':
@@ -122,8 +152,20 @@ func ParseCommandLine(argv []string) CommandLine {
 				// when there is none and goes on.
 				if i+1 < len(argv) {
 					i++
+					opt := sign + argv[i]
+					if c == 'O' {
+						opt = sign + "O:" + argv[i]
+					}
+					cl.Set = append(cl.Set, opt)
+				} else {
+					plain = false
 				}
 			case strings.ContainsRune(shortFlags, c):
+				if name, ok := setFlags[c]; ok {
+					cl.Set = append(cl.Set, sign+name)
+				} else {
+					plain = false // i, l, r, s, D
+				}
 				switch c {
 				case 'l':
 					cl.Login = true
@@ -144,6 +186,10 @@ func ParseCommandLine(argv []string) CommandLine {
 			return CommandLine{Source: Invalid, Problem: "-c: option requires an argument"}
 		}
 		cl.Source, cl.Command = FromString, argv[i]
+		for _, o := range cl.Set {
+			plain = plain && plainOptions[o]
+		}
+		cl.Plain = plain
 	case !stdin && i < len(argv):
 		cl.Source, cl.Script = FromFile, argv[i]
 	default:

@@ -66,7 +66,47 @@ func TestParseCommandLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
-			assert.Equal(t, tt.want, ParseCommandLine(strings.Split(tt.argv, "|")))
+			got := ParseCommandLine(strings.Split(tt.argv, "|"))
+			got.Set, got.Plain = nil, false // TestCommandLineOptions
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestCommandLineOptions checks what the exec shortcut and the interp
+// engine read: the set options and whether the line is plain.
+func TestCommandLineOptions(t *testing.T) {
+	tests := []struct {
+		argv  string // split on "|"
+		set   string // joined with " "
+		plain bool
+	}{
+		{"bash|-c|x", "", true},
+		{"sh|-c|x", "", true},
+		{"bash|-ec|x", "-errexit", true},
+		{"bash|-euc|x|-x", "-errexit -nounset", true},
+		{"bash|-o|pipefail|-c|x", "-pipefail", true},
+		{"bash|-c|+x|x", "+xtrace", true},
+		{"bash|--norc|--noprofile|-c|x", "", true},
+		{"bash|-xc|x", "-xtrace", false},
+		{"bash|-vc|x", "-verbose", false},
+		{"bash|-nc|x", "-noexec", false},
+		{"bash|-lc|x", "", false},
+		{"-bash|-c|x", "", false},
+		{"bash|-c|-l|x", "", false},
+		{"bash|-ic|x", "", false},
+		{"bash|--posix|-c|x", "", false},
+		{"bash|-O|extglob|-c|x", "-O:extglob", false},
+		{"bash|-o|posix|-c|x", "-posix", false},
+		{"bash|-o|xtrace|-c|x", "-xtrace", false},
+		{"bash|-a|-c|x", "-allexport", false},
+		{"bash|script.sh", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.argv, func(t *testing.T) {
+			cl := ParseCommandLine(strings.Split(tt.argv, "|"))
+			assert.Equal(t, tt.set, strings.Join(cl.Set, " "))
+			assert.Equal(t, tt.plain, cl.Plain)
 		})
 	}
 }

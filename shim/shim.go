@@ -200,16 +200,51 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)
 	lone := inspected && s.cl.Source != FromStdin && loneLiteral(res)
-	if lone && (run.MaxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr)) {
+	passthrough := run.MaxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr)
+	if lone {
+		if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
+			status, sig := s.runDirect(ctx, run, d, passthrough, touched)
+			return status, sig
+		}
+	}
+	if lone && passthrough {
 		<-touched
 		return s.execOrRun(ctx, run, false)
 	}
-	if interp.Passthrough(s.o.Stdout, s.o.Stderr) {
+	if passthrough {
 		run.MaxBytes = 0 // a human is watching: nothing to cap, nothing to copy
 	}
-	status, sig := s.runShell(ctx, run)
+	status, sig := s.runShell(ctx, run, nil)
 	<-touched
 	return status, sig
+}
+
+// runDirect runs a lone literal command as bash would have, without bash:
+// a do-nothing builtin is answered here, a program is exec'd (or, when its
+// output is capped, run as a child). If the program cannot be exec'd, bash
+// runs the command after all, so that any error reads as bash's.
+func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun, passthrough bool, touched <-chan struct{}) (int, syscall.Signal) {
+	s.ev.Direct = true
+	if d.builtin {
+		ev := s.ev
+		ev.Event, ev.Exec = EventStarted, true
+		s.record(ev)
+		<-touched
+		return d.status, 0
+	}
+	direct := run
+	direct.Shell, direct.Argv, direct.Env = d.path, d.argv, d.env
+	<-touched
+	if passthrough {
+		ev := s.ev
+		ev.Event, ev.Exec = EventStarted, true
+		s.record(ev)
+		err := interp.Exec(direct)
+		s.log.Warn("exec command; running it with the shell instead", "path", d.path, "err", err)
+		s.ev.Direct = false
+		return s.execOrRun(ctx, run, true)
+	}
+	return s.runShell(ctx, direct, &run)
 }
 
 // execOrRun becomes the shell; if that fails, it falls back to running it.
@@ -225,7 +260,7 @@ func (s *session) execOrRun(ctx context.Context, run interp.Options, quiet bool)
 	if quiet {
 		return s.runQuiet(ctx, run)
 	}
-	return s.runShell(ctx, run)
+	return s.runShell(ctx, run, nil)
 }
 
 // runQuiet runs the shell without audit events.
@@ -238,12 +273,18 @@ func (s *session) runQuiet(ctx context.Context, run interp.Options) (int, syscal
 	return res.ExitStatus, res.Signal
 }
 
-// runShell runs the allowed program and logs its start and end.
-func (s *session) runShell(ctx context.Context, run interp.Options) (int, syscall.Signal) {
+// runShell runs the allowed program and logs its start and end. If it
+// cannot be started and there is a fallback, the fallback runs instead.
+func (s *session) runShell(ctx context.Context, run interp.Options, fallback *interp.Options) (int, syscall.Signal) {
 	ev := s.ev
 	ev.Event = EventStarted
 	s.record(ev)
 	res, err := interp.Run(ctx, run)
+	if err != nil && res.Duration == 0 && fallback != nil && ctx.Err() == nil {
+		s.log.Warn("run command; running it with the shell instead", "path", run.Shell, "err", err)
+		res, err = interp.Run(ctx, *fallback)
+		s.ev.Direct = false
+	}
 	ev = s.ev
 	ev.Event = EventFinished
 	if err != nil && res.Duration == 0 {
