@@ -102,21 +102,21 @@ func (s *session) decide(ctx context.Context, req policy.Request, res policy.Res
 	case err != nil && (interrupted || ctx.Err() != nil):
 		v.by, v.message = ByPolicy, "execgate: denied: interrupted while waiting for approval"
 		return v
+	case err != nil && !errors.Is(err, prompt.ErrUnavailable):
+		// A channel broke while asking (the hub died, the terminal went
+		// away) and no other answered: fail closed, whatever askFallback
+		// says, so that a crash is never read as permission.
+		s.warnf("ask: %v", err)
+		v.by = ByFallback
+		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; asking failed: %s)", denyReason(req, res), oneLine(err.Error()))
+		return v
 	case err != nil:
-		unavailable := errors.Is(err, prompt.ErrUnavailable)
-		if !unavailable {
-			s.warnf("ask: %v", err)
-		}
 		v.by = ByFallback
 		if fallbackAllows(p, res) {
 			v.allow = true
 			return v
 		}
-		why := "nobody to ask"
-		if !unavailable {
-			why = "asking failed: " + oneLine(err.Error())
-		}
-		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; %s; askFallback=%s)", denyReason(req, res), why, p.AskFallback)
+		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; nobody to ask; askFallback=%s)", denyReason(req, res), p.AskFallback)
 		return v
 	case ans.TimedOut:
 		v.by = ByFallback

@@ -177,6 +177,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
 	configPath := policy.ConfigPath("", s.getenv)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
+	req.Policy = s.sessionPolicy(req.Policy)
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
 
 	res, inspected := s.evaluate(req)
@@ -245,6 +246,16 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 		return s.execOrRun(ctx, run, true)
 	}
 	return s.runShell(ctx, direct, &run)
+}
+
+// sessionPolicy applies the temporary overrides to the configured policy:
+// the agent's environment can only tighten it.
+func (s *session) sessionPolicy(p policy.Policy) policy.Policy {
+	env, warnings := policy.EnvOverride(s.getenv)
+	for _, w := range warnings {
+		s.warnf("%s", w)
+	}
+	return p.Tightened(env)
 }
 
 // execOrRun becomes the shell; if that fails, it falls back to running it.

@@ -707,3 +707,24 @@ func TestShimExecgateSh(t *testing.T) {
 	require.NotEmpty(t, evs)
 	assert.Equal(t, "other", evs[len(evs)-1].Agent)
 }
+
+// TestShimEnvOverride: what the agent's environment sets can only tighten
+// the configured policy.
+func TestShimEnvOverride(t *testing.T) {
+	realBash(t)
+	e := newShimEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "full"}}`)
+	run := func(env ...string) outcome {
+		cmd := e.command(t.Context(), e.shim("bash"), "bash", "-c", "echo ran; rm -rf ./nothing-here")
+		cmd.Env = append(cmd.Env, env...)
+		return runOutcome(t, cmd, "")
+	}
+	// No terminal: askFallback decides.
+	assert.Equal(t, "ran\n", run().stdout, "askFallback=full from the config")
+	denyLine(t, run("EXECGATE_ASK_FALLBACK=deny"), "execgate: denied:")
+	denyLine(t, run("EXECGATE_SECURITY=deny"), "execgate: denied:")
+	// Loosening is ignored.
+	e2 := newShimEnv(t, `{"version": 1, "defaults": {"security": "deny"}}`)
+	cmd := e2.command(t.Context(), e2.shim("bash"), "bash", "-c", "echo ran")
+	cmd.Env = append(cmd.Env, "EXECGATE_SECURITY=full", "EXECGATE_ASK=off")
+	denyLine(t, runOutcome(t, cmd, ""), "execgate: denied:")
+}
