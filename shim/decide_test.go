@@ -17,7 +17,9 @@ import (
 // askerFunc adapts a function to prompt.Asker.
 type askerFunc func(context.Context, prompt.Request) (prompt.Answer, error)
 
-func (f askerFunc) Ask(ctx context.Context, r prompt.Request) (prompt.Answer, error) { return f(ctx, r) }
+func (f askerFunc) Ask(ctx context.Context, r prompt.Request) (prompt.Answer, error) {
+	return f(ctx, r)
+}
 
 // TestAskFailureFailsClosed: when a channel breaks while asking (a hub
 // killed mid-request), the command is refused even though askFallback
