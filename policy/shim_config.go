@@ -11,7 +11,18 @@ type ShellConfig struct {
 	// /usr/bin/bash, /bin/sh. The shim refuses a path that is not absolute
 	// or that is execgate itself.
 	Path string `json:"path,omitempty"`
+	// Engine runs approved programs: "bash" (the default: the real shell,
+	// after checking the whole program) or "interp" (mvdan.cc/sh's
+	// interpreter, checking every external command's actual argv as it
+	// runs; see docs/interp-engine.md).
+	Engine string `json:"engine,omitempty"`
 }
+
+// Shell engines.
+const (
+	EngineBash   = "bash"
+	EngineInterp = "interp"
+)
 
 // OutputConfig is the "output" section: how much of a command's output the
 // caller receives when it is not a terminal. A nil field takes the shim's
@@ -40,7 +51,15 @@ func (p *parser) parseShell(v any) ShellConfig {
 		return s
 	}
 	s.Path = p.stringField("shell", m, "path")
-	p.unknownFields("shell", m, []string{"path"})
+	switch e := p.stringField("shell", m, "engine"); e {
+	case "", EngineBash, EngineInterp:
+		s.Engine = e
+	default:
+		// The bash engine checks the whole program before anything runs,
+		// the stricter of the two: a typo must not pick the other.
+		p.warnf("shell.engine", "want %q or %q, got %q; using %q", EngineBash, EngineInterp, e, EngineBash)
+	}
+	p.unknownFields("shell", m, []string{"path", "engine"})
 	return s
 }
 
