@@ -1,0 +1,1 @@
+/bin/echo abs; "$(command -v env)" printf "%s\n" via-env

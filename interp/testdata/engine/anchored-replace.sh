@@ -1,0 +1,1 @@
+s=hello; echo "${s/#he/HE} ${s/%lo/LO}"

@@ -1,0 +1,1 @@
+echo $((1/0)); echo after

@@ -1,0 +1,2 @@
+(sleep 0.2; echo late) &
+echo early

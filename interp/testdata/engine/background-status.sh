@@ -1,0 +1,1 @@
+(exit 9) & wait $!; echo "bg rc=$?"

@@ -1,0 +1,1 @@
+[[ -n $BASH_VERSION ]] && echo has-version; echo "$BASH"

@@ -1,0 +1,1 @@
+cd /nonexistent-dir; echo "rc=$?"; shift 5; echo "rc=$?"

@@ -1,0 +1,1 @@
+mkdir -p d/e; (cd d/e && basename "$PWD"); cd d; basename "$PWD"

@@ -1,0 +1,1 @@
+sh -c 'kill -TERM $$'; echo "rc=$?"

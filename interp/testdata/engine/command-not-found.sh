@@ -1,0 +1,1 @@
+nosuchcommand-execgate arg; echo "rc=$?"

@@ -1,0 +1,1 @@
+n=$(printf 'a\nb\nc\n' | wc -l); echo "lines: $n $(echo `echo nested`)"

@@ -1,0 +1,1 @@
+set -e; echo before; false; echo after

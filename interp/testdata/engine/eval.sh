@@ -1,0 +1,1 @@
+cmd='echo evaluated $1'; eval "$cmd"

@@ -1,0 +1,1 @@
+echo partial; exit 3

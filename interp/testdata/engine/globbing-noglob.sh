@@ -1,0 +1,1 @@
+set -f; echo *; set +f

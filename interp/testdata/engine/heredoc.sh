@@ -1,0 +1,4 @@
+cat <<EOF
+value: $((6*7))
+  indented $1
+EOF

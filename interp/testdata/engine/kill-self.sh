@@ -1,0 +1,1 @@
+echo before; kill -TERM $$; echo after

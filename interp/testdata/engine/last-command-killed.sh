@@ -1,0 +1,1 @@
+echo before; sh -c 'kill -KILL $$'

@@ -1,0 +1,1 @@
+f() { echo "$FUNCNAME line $LINENO"; }; f

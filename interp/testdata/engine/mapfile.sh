@@ -1,0 +1,1 @@
+mapfile -t lines < <(printf 'x\ny\nz\n'); echo "${#lines[@]} ${lines[2]}"

@@ -1,0 +1,1 @@
+printf 'echo x\n' > ./notexec; chmod -x ./notexec; ./notexec; echo "rc=$?"; rm -f ./notexec

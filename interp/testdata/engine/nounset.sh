@@ -1,0 +1,1 @@
+set -u; echo "${1}"; echo "$undefined_var"; echo unreachable

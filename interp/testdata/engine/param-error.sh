@@ -1,0 +1,1 @@
+unset u; echo "${u:?u is unset}"; echo not reached

@@ -1,0 +1,1 @@
+mkdir d; echo | cd d; basename "$PWD" | grep -c "^d$"

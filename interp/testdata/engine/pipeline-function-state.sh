@@ -1,0 +1,1 @@
+f() { read -r l; v=$l; }; echo x | f; echo "[${v-unset}]"

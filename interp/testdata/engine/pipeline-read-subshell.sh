@@ -1,0 +1,1 @@
+echo hello | read x; echo "[$x]"

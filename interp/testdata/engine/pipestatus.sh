@@ -1,0 +1,1 @@
+true | false | (exit 3); echo "${PIPESTATUS[@]}"

@@ -1,0 +1,1 @@
+diff <(printf 'a\nb\n') <(printf 'a\nc\n'); echo "diff rc=$?"

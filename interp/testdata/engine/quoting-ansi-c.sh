@@ -1,0 +1,1 @@
+echo $'tab\tnew\nline' | od -c | head -3

@@ -1,0 +1,1 @@
+x=world; echo "hello \"$x\" \$literal \\back"

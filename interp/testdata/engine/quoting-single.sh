@@ -1,0 +1,1 @@
+echo 'single $HOME `x` "q"'

@@ -1,0 +1,1 @@
+read -ra parts <<< "p q r"; echo "${parts[1]}"

@@ -1,0 +1,1 @@
+read -r x; echo "rc=$? [${x-}]"

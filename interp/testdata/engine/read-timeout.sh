@@ -1,0 +1,1 @@
+read -t 1 x <<< "abc"; echo "$x"

@@ -1,0 +1,1 @@
+echo hidden >/dev/null; ls /nonexistent 2>/dev/null; echo "rc=$?"

@@ -1,0 +1,1 @@
+set -- x y z; echo "$# $2"

@@ -1,0 +1,1 @@
+x=outer; (x=inner; echo $x); echo $x

@@ -1,0 +1,1 @@
+echo ok; ( echo x

@@ -1,0 +1,1 @@
+HOME=/tmp/fakehome; echo ~ ~/x

@@ -1,0 +1,1 @@
+trap 'echo cleanup' EXIT; exit 7

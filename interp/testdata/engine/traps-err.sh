@@ -1,0 +1,1 @@
+trap 'echo "err at line $LINENO"' ERR; false; echo continuing

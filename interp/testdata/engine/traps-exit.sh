@@ -1,0 +1,1 @@
+trap 'echo trapped exit' EXIT; echo body

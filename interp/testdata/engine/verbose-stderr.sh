@@ -1,0 +1,1 @@
+echo to-stdout; echo to-stderr >&2; echo again

@@ -1,0 +1,1 @@
+set -x; f() { echo in; }; f

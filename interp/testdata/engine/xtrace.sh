@@ -1,0 +1,1 @@
+set -x; a=1; echo "$a"; set +x; echo quiet
