@@ -38,6 +38,10 @@ const (
 	MethodSessionClear = "session.clear"         // AgentParams → {}
 	MethodSessionList  = "session.list"          // {} → SessionListResult
 	MethodStatus       = "hub.status"            // {} → Status
+	// MethodWithdraw lets a requester give up on one of its own pending
+	// approvals (the agent cancelled): approvers get EventWithdrawn and
+	// the request is answered with OutcomeWithdrawn.
+	MethodWithdraw = "exec.approval.withdraw" // IDParams (exact id) → Approval
 )
 
 // Event names pushed to subscribers.
@@ -155,6 +159,7 @@ const (
 	OutcomeDecided    = "decided"
 	OutcomeExpired    = "expired"     // nobody answered in time: apply askFallback
 	OutcomeNoApprover = "no-approver" // answered at once: ask the next channel
+	OutcomeWithdrawn  = "withdrawn"   // the requester withdrew it (MethodWithdraw)
 )
 
 // ApprovalAnswer is the response to MethodRequest.

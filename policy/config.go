@@ -459,6 +459,7 @@ func (p *parser) parseSocket(v any) SocketConfig {
 	}
 	s.Path = p.stringField("socket", m, "path")
 	s.Token = p.stringField("socket", m, "token")
+	s.RequesterUids = p.parseRequesterUids(m["requesterUids"])
 	return s
 }
 

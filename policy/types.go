@@ -106,6 +106,9 @@ type AgentConfig struct {
 type SocketConfig struct {
 	Path  string `json:"path,omitempty"`
 	Token string `json:"token,omitempty"`
+	// RequesterUids lists other users whose shims may ask the hub (see
+	// hub_config.go).
+	RequesterUids []int `json:"requesterUids,omitempty"`
 }
 
 // Config is the typed view of the configuration file (version 1). Unknown

@@ -1,0 +1,212 @@
+package hub
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Bounds on ApprovalRequest.TimeoutMs.
+const (
+	minTimeout     = time.Second
+	maxTimeout     = time.Hour
+	defaultTimeout = time.Minute // when TimeoutMs is 0 or less
+)
+
+// minPrefix is the shortest id prefix resolve and get accept.
+const minPrefix = 4
+
+// pending is an approval waiting for a decision.
+type pending struct {
+	a       Approval
+	seq     uint64 // creation order, for list
+	req     *conn  // the requester
+	frameID string // its request frame, to answer
+	timer   *time.Timer
+}
+
+// How an approval left the pending set.
+type settlement int
+
+const (
+	settleDecided settlement = iota
+	settleExpired
+	settleWithdrawn
+)
+
+// settleEvents maps a settlement to the event approvers get.
+var settleEvents = [...]string{
+	settleDecided:   EventResolved,
+	settleExpired:   EventExpired,
+	settleWithdrawn: EventWithdrawn,
+}
+
+// settleOutcomes maps a settlement to the requester's ApprovalAnswer.Outcome.
+var settleOutcomes = [...]string{
+	settleDecided:   OutcomeDecided,
+	settleExpired:   OutcomeExpired,
+	settleWithdrawn: OutcomeWithdrawn,
+}
+
+func clampTimeout(ms int) time.Duration {
+	if ms <= 0 {
+		return defaultTimeout
+	}
+	return min(max(time.Duration(ms)*time.Millisecond, minTimeout), maxTimeout)
+}
+
+// request registers an approval for requester c and answers frameID when
+// it settles; with no approver subscribed it answers at once.
+func (s *Server) request(c *conn, frameID string, r ApprovalRequest) (any, error) {
+	now := s.now()
+	timeout := clampTimeout(r.TimeoutMs)
+	r.TimeoutMs = int(timeout / time.Millisecond)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errBody(ErrCodeInternal, "the hub is shutting down")
+	}
+	if r.ID != "" {
+		if _, dup := s.pending[r.ID]; dup {
+			return nil, errBody(ErrCodeConflict, fmt.Sprintf("approval %s is already pending", r.ID))
+		}
+	}
+	if len(s.subs) == 0 {
+		id := r.ID
+		if id == "" {
+			id = s.newIDLocked()
+		}
+		return ApprovalAnswer{ID: id, Outcome: OutcomeNoApprover, CreatedAtMs: now.UnixMilli(), ExpiresAtMs: now.UnixMilli()}, nil
+	}
+	if len(s.pending) >= maxPending {
+		return nil, errBody(ErrCodeRateLimit, fmt.Sprintf("%d approvals pending already; try later", maxPending))
+	}
+	if r.ID == "" {
+		r.ID = s.newIDLocked()
+	}
+	s.seq++
+	p := &pending{
+		a: Approval{
+			ApprovalRequest: r,
+			CreatedAtMs:     now.UnixMilli(),
+			ExpiresAtMs:     now.Add(timeout).UnixMilli(),
+			RequesterPid:    c.peer.pid,
+			RequesterUid:    c.peer.uid,
+		},
+		seq:     s.seq,
+		req:     c,
+		frameID: frameID,
+	}
+	s.pending[r.ID] = p
+	c.pending[r.ID] = p
+	p.timer = time.AfterFunc(timeout, func() { s.expire(p) })
+	s.broadcastLocked(EventRequested, p.a)
+	return nil, errDeferred
+}
+
+// newIDLocked returns a random id no pending approval has: 16 hex
+// characters, so that a short prefix is almost always unique.
+func (s *Server) newIDLocked() string {
+	for {
+		id := randomHex(8)
+		if _, dup := s.pending[id]; !dup {
+			return id
+		}
+	}
+}
+
+func (s *Server) expire(p *pending) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending[p.a.ID] == p {
+		s.settleLocked(p, settleExpired, "", "")
+	}
+}
+
+// settleLocked removes p from the pending set, answers its requester
+// (unless it withdrew) and tells the subscribers.
+func (s *Server) settleLocked(p *pending, how settlement, decision, by string) {
+	delete(s.pending, p.a.ID)
+	delete(p.req.pending, p.a.ID)
+	p.timer.Stop()
+	p.a.Decision, p.a.ResolvedBy = decision, by
+	ans := ApprovalAnswer{
+		ID:          p.a.ID,
+		Outcome:     settleOutcomes[how],
+		CreatedAtMs: p.a.CreatedAtMs,
+		ExpiresAtMs: p.a.ExpiresAtMs,
+		ResolvedBy:  by,
+	}
+	if how == settleDecided {
+		ans.Decision = &decision
+	}
+	p.req.reply(p.frameID, ans)
+	s.broadcastLocked(settleEvents[how], p.a)
+}
+
+// lookupLocked finds a pending approval by id or unique prefix.
+func (s *Server) lookupLocked(id string) (*pending, error) {
+	if p, ok := s.pending[id]; ok {
+		return p, nil
+	}
+	if len(id) < minPrefix {
+		return nil, errBody(ErrCodeNotFound, fmt.Sprintf("no pending approval %q (a prefix needs at least %d characters)", truncate(id), minPrefix))
+	}
+	var found []*pending
+	for k, p := range s.pending {
+		if strings.HasPrefix(k, id) {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, errBody(ErrCodeNotFound, fmt.Sprintf("no pending approval %q (unknown, expired or already resolved)", truncate(id)))
+	case 1:
+		return found[0], nil
+	}
+	return nil, badRequest(fmt.Sprintf("%q matches %d pending approvals; give more of the id", truncate(id), len(found)))
+}
+
+// resolve applies an approver's decision (already validated); the first
+// resolution wins, later ones find nothing.
+func (s *Server) resolve(id, decision, by string) (Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.lookupLocked(id)
+	if err != nil {
+		return Approval{}, err
+	}
+	s.settleLocked(p, settleDecided, decision, by)
+	return p.a, nil
+}
+
+// withdraw lets a requester give up on one of its own approvals.
+func (s *Server) withdraw(c *conn, id string) (Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := c.pending[id]
+	if !ok {
+		return Approval{}, errBody(ErrCodeNotFound, fmt.Sprintf("no pending approval %q of yours", truncate(id)))
+	}
+	s.settleLocked(p, settleWithdrawn, "", "")
+	return p.a, nil
+}
+
+// list returns the pending approvals, oldest first.
+func (s *Server) list() []Approval {
+	s.mu.Lock()
+	ps := make([]*pending, 0, len(s.pending))
+	for _, p := range s.pending {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *pending) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]Approval, len(ps))
+	for i, p := range ps {
+		out[i] = p.a
+	}
+	s.mu.Unlock()
+	return out
+}

@@ -1,0 +1,437 @@
+package hub
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// errTooLarge reports a line over MaxLine.
+var errTooLarge = errors.New("line too long")
+
+// readLine reads one line of at most max bytes, newline included, without
+// ever buffering more than that. A final line without a newline is
+// returned with the reader's error.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			return nil, errTooLarge
+		}
+		if err == nil && line == nil {
+			// The common case: the whole line was in the buffer. Copy it,
+			// since the next read reuses the buffer.
+			return slices.Clone(chunk), nil
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// conn is one client connection on the hub side: a reader goroutine that
+// handles frames in order, and a writer goroutine draining a bounded queue
+// so that nothing the hub does ever waits on a slow peer.
+type conn struct {
+	srv     *Server
+	nc      net.Conn
+	out     outQueue
+	limiter *rate.Limiter
+
+	// Set once by the hello, before any handler runs.
+	peer peer
+	role Role
+	name string
+
+	// Guarded by srv.mu.
+	pending map[string]*pending // approvals this requester waits on
+
+	killOnce sync.Once
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		srv:     s,
+		nc:      nc,
+		limiter: rate.NewLimiter(frameRate, frameBurst),
+		pending: map[string]*pending{},
+	}
+	c.out.init()
+	return c
+}
+
+// kill closes the connection at once; the reader then cleans up.
+func (c *conn) kill() {
+	c.killOnce.Do(func() {
+		c.out.close()
+		c.nc.Close()
+	})
+}
+
+// serve runs the connection until it ends and then forgets it.
+func (c *conn) serve(ctx context.Context, p peer) {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			// A bug, not a client's doing: log it and drop only this
+			// connection. Handlers are written not to need this.
+			c.srv.log.Error("connection handler panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+		c.out.finish()
+		select {
+		case <-writerDone:
+		case <-time.After(time.Second):
+		}
+		c.kill()
+		<-writerDone
+		c.srv.dropConn(c)
+	}()
+	if p.uid < 0 || c.out.isFinished() {
+		return // already refused
+	}
+	c.peer = p
+	c.readLoop(ctx)
+}
+
+// readLoop reads and handles frames until the peer goes away or breaks a
+// rule that ends the connection.
+func (c *conn) readLoop(ctx context.Context) {
+	auth := c.srv.authConfig(ctx)
+	switch {
+	case c.peer.uid == c.srv.uid:
+	case auth.isRequester(c.peer.uid):
+	default:
+		c.srv.log.Warn("refusing connection from another user", "uid", c.peer.uid, "pid", c.peer.pid)
+		c.fatal("", ErrCodeAuth, fmt.Sprintf("uid %d may not use this hub", c.peer.uid))
+		return
+	}
+	c.nc.SetReadDeadline(time.Now().Add(helloTimeout))
+	// A small buffer: a hub may hold a thousand idle shims. readLine
+	// gathers longer lines up to MaxLine.
+	r := bufio.NewReaderSize(c.nc, 4<<10)
+	for {
+		line, err := readLine(r, MaxLine)
+		if errors.Is(err, errTooLarge) {
+			c.fatal("", ErrCodeTooLarge, fmt.Sprintf("line longer than %d bytes; closing", MaxLine))
+			return
+		}
+		if err != nil {
+			if c.role == "" && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.fatal("", ErrCodeAuth, "no hello in time")
+			}
+			return
+		}
+		if !c.handleLine(ctx, line, auth) {
+			return
+		}
+	}
+}
+
+// handleLine handles one line and reports whether the connection goes on.
+func (c *conn) handleLine(ctx context.Context, line []byte, auth authConfig) bool {
+	if len(trimSpace(line)) == 0 {
+		return true
+	}
+	var f Frame
+	decErr := json.Unmarshal(line, &f)
+	if !c.limiter.Allow() {
+		c.replyErr(f.ID, ErrCodeRateLimit, fmt.Sprintf("more than %g frames a second; slow down", float64(c.limiter.Limit())))
+		return true
+	}
+	if decErr != nil {
+		if c.role == "" {
+			c.fatal(f.ID, ErrCodeAuth, "the first frame must be a hello")
+			return false
+		}
+		c.replyErr(f.ID, ErrCodeBadRequest, "malformed frame: "+oneLine(decErr.Error()))
+		return true
+	}
+	if c.role == "" {
+		return c.hello(ctx, &f, auth)
+	}
+	spec, ok := methods[f.Method]
+	switch {
+	case f.Method == MethodHello:
+		c.replyErr(f.ID, ErrCodeBadRequest, "hello already done")
+		return true
+	case !ok:
+		c.replyErr(f.ID, ErrCodeBadRequest, fmt.Sprintf("unknown method %q", truncate(f.Method)))
+		return true
+	case !slices.Contains(spec.roles, c.role):
+		c.replyErr(f.ID, ErrCodeForbidden, fmt.Sprintf("a %s may not call %s", c.role, f.Method))
+		return true
+	}
+	result, err := spec.fn(ctx, c, &f)
+	switch {
+	case errors.Is(err, errDeferred):
+	case err != nil:
+		var eb *ErrorBody
+		if !errors.As(err, &eb) {
+			c.srv.log.Error("handler failed", "method", f.Method, "err", err)
+			eb = errBody(ErrCodeInternal, oneLine(err.Error()))
+		}
+		c.replyErr(f.ID, eb.Code, eb.Message)
+	case f.ID != "":
+		// A frame without an id is a notification: no success answer.
+		c.reply(f.ID, result)
+	}
+	return true
+}
+
+// hello authenticates the connection; see HelloParams.
+func (c *conn) hello(ctx context.Context, f *Frame, auth authConfig) bool {
+	if f.Method != MethodHello {
+		c.fatal(f.ID, ErrCodeAuth, "the first frame must be a hello")
+		return false
+	}
+	var p HelloParams
+	if err := decodeParams(f.Params, &p); err != nil {
+		c.fatal(f.ID, ErrCodeAuth, "hello: "+err.Error())
+		return false
+	}
+	if p.Version != ProtocolVersion {
+		c.fatal(f.ID, ErrCodeVersion, fmt.Sprintf("protocol version %d not supported (the hub speaks %d)", p.Version, ProtocolVersion))
+		return false
+	}
+	if p.Role != RoleRequester && p.Role != RoleApprover {
+		c.fatal(f.ID, ErrCodeAuth, fmt.Sprintf("unknown role %q", truncate(string(p.Role))))
+		return false
+	}
+	if c.peer.uid == c.srv.uid {
+		if auth.err != nil {
+			c.fatal(f.ID, ErrCodeAuth, "the hub cannot read its configuration: "+oneLine(auth.err.Error()))
+			return false
+		}
+		if why := verifyHello(&p, auth.token, c.srv.now(), &c.srv.nonces); why != "" {
+			c.srv.log.Warn("hello refused", "why", why, "pid", c.peer.pid)
+			c.fatal(f.ID, ErrCodeAuth, why)
+			return false
+		}
+	} else if p.Role != RoleRequester {
+		// A requester uid is let in on the kernel's word alone, so it may
+		// only ask, never approve.
+		c.fatal(f.ID, ErrCodeAuth, fmt.Sprintf("uid %d may only be a requester", c.peer.uid))
+		return false
+	}
+	c.role = p.Role
+	c.name = truncate(p.Name)
+	if c.role == RoleApprover {
+		// A fresh limiter starts with a full burst (only the reader uses it).
+		c.limiter = rate.NewLimiter(approverRate, approverBurst)
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	c.srv.mu.Lock()
+	res := HelloResult{Version: ProtocolVersion, Role: p.Role, Approvers: len(c.srv.subs)}
+	c.srv.mu.Unlock()
+	c.srv.log.Debug("hello", "role", p.Role, "name", c.name, "uid", c.peer.uid, "pid", c.peer.pid)
+	c.reply(f.ID, res)
+	return true
+}
+
+// label names the connection in resolvedBy and setBy.
+func (c *conn) label() string {
+	if c.name != "" {
+		return c.name
+	}
+	return fmt.Sprintf("%s pid %d", c.role, c.peer.pid)
+}
+
+// reply queues a success answer.
+func (c *conn) reply(id string, result any) {
+	raw, err := json.Marshal(result)
+	if err != nil {
+		c.srv.log.Error("encode result", "err", err)
+		c.replyErr(id, ErrCodeInternal, "cannot encode the result")
+		return
+	}
+	ok := true
+	c.send(Frame{ID: id, OK: &ok, Result: raw})
+}
+
+// replyErr queues an error answer.
+func (c *conn) replyErr(id, code, msg string) {
+	ok := false
+	c.send(Frame{ID: id, OK: &ok, Error: &ErrorBody{Code: code, Message: msg}})
+}
+
+// fatal sends an error and ends the connection once it is written.
+func (c *conn) fatal(id, code, msg string) {
+	c.replyErr(id, code, msg)
+	c.out.finish()
+}
+
+func (c *conn) send(f Frame) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		c.srv.log.Error("encode frame", "err", err)
+		return
+	}
+	c.sendLine(append(b, '\n'))
+}
+
+// sendLine queues an encoded frame, newline included; a peer that lets its
+// queue overflow is disconnected.
+func (c *conn) sendLine(b []byte) {
+	if !c.out.push(b) {
+		c.srv.log.Warn("peer fell behind; disconnecting", "role", c.role, "name", c.name, "pid", c.peer.pid)
+		c.kill()
+	}
+}
+
+// writeLoop writes queued frames until the queue is closed, or finished
+// and drained. A batch goes out in one writev, with no buffer of its own
+// (a hub may hold a thousand idle connections).
+func (c *conn) writeLoop() {
+	for {
+		batch, ok := c.out.wait()
+		if !ok {
+			return
+		}
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		bufs := net.Buffers(batch)
+		if _, err := bufs.WriteTo(c.nc); err != nil {
+			c.kill()
+			return
+		}
+	}
+}
+
+// outQueue is a bounded queue of encoded frames for one peer.
+type outQueue struct {
+	mu       sync.Mutex
+	frames   [][]byte
+	bytes    int
+	signal   chan struct{}
+	closed   bool // nothing more is written
+	finished bool // nothing more is queued; drain, then stop
+}
+
+func (q *outQueue) init() { q.signal = make(chan struct{}, 1) }
+
+// push queues b; false when the queue is over its bounds (the frame is
+// dropped, and the caller disconnects the peer).
+func (q *outQueue) push(b []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || q.finished {
+		return true // the connection is ending anyway
+	}
+	if len(q.frames) >= maxQueuedFrames || q.bytes+len(b) > maxQueuedBytes {
+		return false
+	}
+	q.frames = append(q.frames, b)
+	q.bytes += len(b)
+	q.wake()
+	return true
+}
+
+func (q *outQueue) wake() {
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the next batch of frames; ok is false when the writer
+// should stop.
+func (q *outQueue) wait() (batch [][]byte, ok bool) {
+	for {
+		q.mu.Lock()
+		switch {
+		case q.closed:
+			q.mu.Unlock()
+			return nil, false
+		case len(q.frames) > 0:
+			batch, q.frames, q.bytes = q.frames, nil, 0
+			q.mu.Unlock()
+			return batch, true
+		case q.finished:
+			q.mu.Unlock()
+			return nil, false
+		}
+		q.mu.Unlock()
+		<-q.signal
+	}
+}
+
+// finish stops queueing; the writer drains what is queued and stops.
+func (q *outQueue) finish() {
+	q.mu.Lock()
+	q.finished = true
+	q.wake()
+	q.mu.Unlock()
+}
+
+func (q *outQueue) isFinished() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.finished
+}
+
+// close stops the writer without draining.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.frames, q.bytes = nil, 0
+	q.wake()
+	q.mu.Unlock()
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// truncate shortens client-supplied text echoed in messages and labels.
+func truncate(s string) string {
+	if len(s) <= maxNameLen {
+		return s
+	}
+	cut := maxNameLen
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// oneLine keeps a message on one line.
+func oneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' || s[i] == '\r' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// decodeParams decodes a frame's params; absent params are an empty object.
+func decodeParams(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("bad params: %s", oneLine(err.Error()))
+	}
+	return nil
+}

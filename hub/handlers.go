@@ -1,0 +1,247 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/execgate/execgate/policy"
+)
+
+// errDeferred tells the dispatcher that the handler answers later itself.
+var errDeferred = errors.New("answered later")
+
+func errBody(code, msg string) *ErrorBody { return &ErrorBody{Code: code, Message: msg} }
+
+func badRequest(msg string) *ErrorBody { return errBody(ErrCodeBadRequest, msg) }
+
+// method is one entry of the dispatch table: who may call it and what it
+// does. fn returns the result, an *ErrorBody, or errDeferred.
+type method struct {
+	roles []Role
+	fn    func(ctx context.Context, c *conn, f *Frame) (any, error)
+}
+
+var (
+	requesterOnly = []Role{RoleRequester}
+	approverOnly  = []Role{RoleApprover}
+	anyRole       = []Role{RoleRequester, RoleApprover}
+)
+
+// methods is the dispatch table (read-only).
+var methods = map[string]method{
+	MethodRequest:      {requesterOnly, handleRequest},
+	MethodWithdraw:     {requesterOnly, handleWithdraw},
+	MethodReport:       {requesterOnly, handleReport},
+	MethodResolve:      {approverOnly, handleResolve},
+	MethodList:         {approverOnly, handleList},
+	MethodGet:          {approverOnly, handleGet},
+	MethodSubscribe:    {approverOnly, handleSubscribe},
+	MethodConfigGet:    {approverOnly, handleConfigGet},
+	MethodConfigSet:    {approverOnly, handleConfigSet},
+	MethodSessionGet:   {anyRole, handleSessionGet},
+	MethodSessionSet:   {approverOnly, handleSessionSet},
+	MethodSessionClear: {approverOnly, handleSessionClear},
+	MethodSessionList:  {approverOnly, handleSessionList},
+	MethodStatus:       {anyRole, handleStatus},
+}
+
+// params decodes f's params into a new T, as a BAD_REQUEST on failure.
+func params[T any](f *Frame) (T, error) {
+	var v T
+	if err := decodeParams(f.Params, &v); err != nil {
+		return v, badRequest(err.Error())
+	}
+	return v, nil
+}
+
+func handleRequest(_ context.Context, c *conn, f *Frame) (any, error) {
+	r, err := params[ApprovalRequest](f)
+	if err != nil {
+		return nil, err
+	}
+	if f.ID == "" {
+		return nil, badRequest("exec.approval.request needs a frame id to answer")
+	}
+	if err := validateRequest(&r); err != nil {
+		return nil, err
+	}
+	return c.srv.request(c, f.ID, r)
+}
+
+// idOK reports whether an approval id is one the hub accepts: what a
+// terminal shows and a shell argument holds without quoting.
+func idOK(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func validateRequest(r *ApprovalRequest) error {
+	switch {
+	case r.ID != "" && !idOK(r.ID):
+		return badRequest("id: want 1 to 128 of A-Z a-z 0-9 . _ : -")
+	case strings.TrimSpace(r.Command) == "":
+		return badRequest("command: empty")
+	}
+	if _, err := policy.ParseRisk(r.Risk); err != nil {
+		return badRequest("risk: " + err.Error())
+	}
+	return nil
+}
+
+func handleWithdraw(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[IDParams](f)
+	if err != nil {
+		return nil, err
+	}
+	return c.srv.withdraw(c, p.ID)
+}
+
+// reportEvents are the events a shim may report.
+var reportEvents = []string{EventStarted, EventFinished, EventDenied}
+
+func handleReport(_ context.Context, c *conn, f *Frame) (any, error) {
+	r, err := params[ExecReport](f)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(reportEvents, r.Event) {
+		return nil, badRequest("event: want exec.started, exec.finished or exec.denied")
+	}
+	c.srv.mu.Lock()
+	c.srv.broadcastLocked(r.Event, r)
+	c.srv.mu.Unlock()
+	return struct{}{}, nil
+}
+
+// decisions are the valid ResolveParams.Decision values.
+var decisions = []string{AllowOnce, AllowAlways, Deny}
+
+func handleResolve(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[ResolveParams](f)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(decisions, p.Decision) {
+		return nil, badRequest("decision: want allow-once, allow-always or deny")
+	}
+	return c.srv.resolve(p.ID, p.Decision, c.label())
+}
+
+func handleList(_ context.Context, c *conn, _ *Frame) (any, error) {
+	return ListResult{Approvals: c.srv.list()}, nil
+}
+
+func handleGet(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[IDParams](f)
+	if err != nil {
+		return nil, err
+	}
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	pa, err := c.srv.lookupLocked(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return pa.a, nil
+}
+
+func handleSubscribe(_ context.Context, c *conn, f *Frame) (any, error) {
+	s := c.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The answer is queued before the first event, under the same lock
+	// that orders events.
+	if f.ID != "" {
+		c.reply(f.ID, struct{}{})
+	}
+	s.subs[c] = struct{}{}
+	return nil, errDeferred
+}
+
+func handleConfigGet(_ context.Context, c *conn, _ *Frame) (any, error) {
+	snap, err := c.srv.config.snapshot()
+	if err != nil {
+		return nil, errBody(ErrCodeInternal, oneLine(err.Error()))
+	}
+	return snap, nil
+}
+
+func handleConfigSet(ctx context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[ConfigSetParams](f)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return c.srv.config.replace(ctx, p)
+}
+
+func handleSessionGet(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[AgentParams](f)
+	if err != nil {
+		return nil, err
+	}
+	return c.srv.sessionGet(p.AgentID), nil
+}
+
+func handleSessionSet(_ context.Context, c *conn, f *Frame) (any, error) {
+	o, err := params[SessionOverride](f)
+	if err != nil {
+		return nil, err
+	}
+	return c.srv.sessionSet(o, c.label())
+}
+
+func handleSessionClear(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[AgentParams](f)
+	if err != nil {
+		return nil, err
+	}
+	if p.AgentID == "" {
+		return nil, badRequest("agentId: empty")
+	}
+	c.srv.sessionClear(p.AgentID)
+	return struct{}{}, nil
+}
+
+func handleSessionList(_ context.Context, c *conn, _ *Frame) (any, error) {
+	return SessionListResult{Sessions: c.srv.sessionList()}, nil
+}
+
+func handleStatus(_ context.Context, c *conn, _ *Frame) (any, error) {
+	return c.srv.status(), nil
+}
+
+// broadcastLocked pushes an event to every subscriber. s.mu must be held,
+// which orders events the same for everyone.
+func (s *Server) broadcastLocked(name string, payload any) {
+	if len(s.subs) == 0 {
+		return
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		s.log.Error("encode event", "event", name, "err", err)
+		return
+	}
+	b, err := json.Marshal(Frame{Event: name, Payload: raw})
+	if err != nil {
+		s.log.Error("encode event", "event", name, "err", err)
+		return
+	}
+	b = append(b, '\n')
+	for c := range s.subs {
+		c.sendLine(b)
+	}
+}

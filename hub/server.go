@@ -1,0 +1,419 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/execgate/execgate/policy"
+)
+
+// Limits of the daemon.
+const (
+	// helloTimeout is how long a new connection has to say hello.
+	helloTimeout = 10 * time.Second
+	// writeTimeout bounds one write to a peer; a peer that does not read
+	// for that long is dropped.
+	writeTimeout = 10 * time.Second
+	// maxConns bounds open connections (file descriptors).
+	maxConns = 4096
+	// maxPending bounds pending approvals across all requesters.
+	maxPending = 10_000
+	// frameRate and frameBurst limit the frames one connection may send
+	// (before hello, and as a requester: one shim asks a few questions).
+	frameRate  = 100
+	frameBurst = 200
+	// approverRate and approverBurst are an approver's limits: it is
+	// authenticated as the hub's owner, and a scripted one may resolve a
+	// backlog of thousands of approvals at once (maxPending bounds it).
+	approverRate  = 10_000
+	approverBurst = 20_000
+	// maxQueuedFrames and maxQueuedBytes bound what waits to be written to
+	// one peer; a subscriber that falls further behind is disconnected.
+	maxQueuedFrames = 10_000
+	maxQueuedBytes  = 32 << 20
+	// maxNameLen bounds HelloParams.Name.
+	maxNameLen = 128
+)
+
+// ServerOptions configure Listen.
+type ServerOptions struct {
+	// ConfigPath is the configuration file holding socket.token and
+	// socket.requesterUids; "" means policy.ConfigPath's default.
+	ConfigPath string
+	// Socket is where to listen; "" means SocketPath of the configuration.
+	Socket string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Now tells the time (tests); nil means time.Now. Timers still run on
+	// the real clock.
+	Now func() time.Time
+}
+
+// Server is a running hub: it owns the socket, the lock beside it and all
+// pending approvals and session overrides, which live only in memory.
+type Server struct {
+	log       *slog.Logger
+	now       func() time.Time
+	socket    string
+	uid       int
+	startedAt time.Time
+	config    *configState
+	nonces    nonceCache
+
+	ln       *net.UnixListener
+	socketFi os.FileInfo // the socket file we made, to remove only it
+	lock     *flock.Flock
+	shared   bool // socket modes opened for requester uids
+
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	subs      map[*conn]struct{}
+	pending   map[string]*pending
+	seq       uint64
+	sessions  map[string]*sessionEntry
+	closed    bool
+	closeOnce sync.Once
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// Listen takes the per-user lock, replaces a stale socket and starts
+// listening; Serve then accepts connections. It fails with a message
+// naming the running hub when another one holds the lock.
+func Listen(ctx context.Context, o ServerOptions) (*Server, error) {
+	s := newServer(o)
+	auth := s.config.current(ctx)
+	if auth.err != nil {
+		return nil, fmt.Errorf("hub: %w", auth.err)
+	}
+	path := o.Socket
+	if path == "" {
+		cfg, _, _, _ := policy.Load(s.config.path)
+		p, err := SocketPath(cfg, nil)
+		if err != nil {
+			return nil, fmt.Errorf("hub: %w", err)
+		}
+		path = p
+	}
+	if !filepath.IsAbs(path) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("hub: socket %s: %w", path, err)
+		}
+		path = abs
+	}
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("hub: socket path %s is longer than %d bytes", path, maxSocketPath)
+	}
+	s.socket = path
+	s.shared = auth.shared()
+	dir := filepath.Dir(path)
+	if err := prepareDir(dir, s.shared); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	if err := s.takeLock(filepath.Join(dir, lockName)); err != nil {
+		return nil, err
+	}
+	if err := s.bind(); err != nil {
+		s.lock.Unlock()
+		return nil, err
+	}
+	if s.shared {
+		if d := unreachable(dir); d != "" {
+			s.log.Warn("socket.requesterUids is set but other users cannot traverse a directory on the way to the socket; set socket.path elsewhere",
+				"dir", d, "socket", path)
+		}
+	}
+	s.log.Info("hub listening", "socket", path, "pid", os.Getpid(), "config", s.config.path)
+	return s, nil
+}
+
+// newServer sets up the state shared by Listen and the tests that drive
+// connections without a socket.
+func newServer(o ServerOptions) *Server {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	cfgPath := o.ConfigPath
+	if cfgPath == "" {
+		cfgPath = policy.ConfigPath("", nil)
+	}
+	return &Server{
+		log:       log,
+		now:       now,
+		uid:       os.Geteuid(),
+		startedAt: now(),
+		config:    &configState{path: cfgPath, log: log},
+		conns:     map[*conn]struct{}{},
+		subs:      map[*conn]struct{}{},
+		pending:   map[string]*pending{},
+		sessions:  map[string]*sessionEntry{},
+		done:      make(chan struct{}),
+	}
+}
+
+// takeLock makes this the only hub of the user. The lock file holds the
+// owner's pid, for the message another start prints.
+func (s *Server) takeLock(path string) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("hub: lock file %s is not a regular file; refusing to use it", path)
+	}
+	lock := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW), flock.SetPermissions(0o600))
+	ok, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("hub: lock %s: %w", path, err)
+	}
+	if !ok {
+		pid := "?"
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			pid = strings.TrimSpace(string(b))
+		}
+		return fmt.Errorf("execgate hub already running (pid %s, socket %s)", pid, s.socket)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		lock.Unlock()
+		return fmt.Errorf("hub: lock %s: %w", path, err)
+	}
+	s.lock = lock
+	return nil
+}
+
+// bind replaces a stale socket (only ever a socket that nobody answers
+// on) and listens, with the mode set after bind so the umask plays no part.
+func (s *Server) bind() error {
+	if fi, err := os.Lstat(s.socket); err == nil {
+		if fi.Mode().Type() != os.ModeSocket {
+			return fmt.Errorf("hub: %s exists and is not a socket (%s); refusing to replace it", s.socket, fi.Mode().Type())
+		}
+		if c, err := net.DialTimeout("unix", s.socket, time.Second); err == nil {
+			c.Close()
+			return fmt.Errorf("execgate hub already running (socket %s answers)", s.socket)
+		}
+		if err := os.Remove(s.socket); err != nil {
+			return fmt.Errorf("hub: remove stale socket %s: %w", s.socket, err)
+		}
+		s.log.Info("removed stale socket", "socket", s.socket)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: s.socket, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("hub: listen on %s: %w", s.socket, err)
+	}
+	// We remove the file ourselves, after the last connection is gone.
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(s.socket, socketMode(s.shared)); err != nil {
+		ln.Close()
+		os.Remove(s.socket)
+		return fmt.Errorf("hub: chmod %s: %w", s.socket, err)
+	}
+	s.ln = ln
+	s.socketFi, _ = os.Lstat(s.socket)
+	return nil
+}
+
+// Socket returns the path the hub listens on.
+func (s *Server) Socket() string { return s.socket }
+
+// Serve accepts connections until ctx ends or Close is called, then shuts
+// down: every connection is closed (a waiting shim sees its hub fail and
+// falls back), pending approvals are dropped, and the socket file removed.
+// It returns nil after a requested shutdown.
+func (s *Server) Serve(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	s.wg.Go(func() { s.watchConfig(ctx) })
+	var err error
+	for {
+		nc, aerr := s.ln.AcceptUnix()
+		if aerr != nil {
+			if s.isClosed() {
+				break
+			}
+			var ne net.Error
+			if errors.As(aerr, &ne) && ne.Timeout() || errors.Is(aerr, syscall.EMFILE) || errors.Is(aerr, syscall.ENFILE) {
+				// Out of descriptors: back off instead of spinning.
+				s.log.Warn("accept", "err", aerr)
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			err = fmt.Errorf("hub: accept: %w", aerr)
+			break
+		}
+		s.accept(ctx, nc)
+	}
+	s.Close()
+	s.wg.Wait()
+	return err
+}
+
+// configPoll is how often the hub looks at its configuration file between
+// connections (each connection looks too).
+const configPoll = 2 * time.Second
+
+// watchConfig keeps the socket's modes in step with requesterUids, so that
+// a uid added to the file can connect without waiting for anything else
+// to make the hub re-read it.
+func (s *Server) watchConfig(ctx context.Context) {
+	t := time.NewTicker(configPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.authConfig(ctx)
+		}
+	}
+}
+
+// authConfig returns the current configuration for authenticating a
+// peer, first applying a change of requesterUids to the socket's modes.
+func (s *Server) authConfig(ctx context.Context) authConfig {
+	auth := s.config.current(ctx)
+	if auth.err != nil {
+		return auth // keep the modes: an unreadable file lets nobody else in anyway
+	}
+	shared := auth.shared()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if shared == s.shared || s.closed || s.ln == nil {
+		return auth
+	}
+	dir := filepath.Dir(s.socket)
+	// Opening up: the socket, then the directory that leads to it;
+	// closing: the directory first.
+	errs := []error{os.Chmod(s.socket, socketMode(shared)), os.Chmod(dir, dirMode(shared))}
+	if !shared {
+		errs = []error{os.Chmod(dir, dirMode(shared)), os.Chmod(s.socket, socketMode(shared))}
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.log.Error("cannot change the socket's modes for requesterUids", "err", err)
+		return auth
+	}
+	s.shared = shared
+	s.log.Info("requesterUids changed; socket modes updated", "requesterUids", auth.requesterUids)
+	if shared {
+		if d := unreachable(dir); d != "" {
+			s.log.Warn("other users cannot traverse a directory on the way to the socket; set socket.path elsewhere", "dir", d)
+		}
+	}
+	return auth
+}
+
+// accept starts serving one connection, or refuses it when there are too
+// many.
+func (s *Server) accept(ctx context.Context, nc net.Conn) {
+	c := newConn(s, nc)
+	s.mu.Lock()
+	if s.closed || len(s.conns) >= maxConns {
+		s.mu.Unlock()
+		s.log.Warn("refusing connection", "reason", "too many connections or shutting down")
+		nc.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		p, err := peerOf(nc)
+		if err != nil {
+			s.log.Warn("refusing connection", "err", err)
+			c.fatal("", ErrCodeAuth, "cannot read peer credentials")
+			c.serve(ctx, peer{uid: -1})
+			return
+		}
+		c.serve(ctx, p)
+	}()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops the hub: no new connections, every connection closed,
+// timers stopped, the socket file removed and the lock released. It waits
+// for connections to finish only in Serve.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		for _, p := range s.pending {
+			p.timer.Stop()
+		}
+		clear(s.pending)
+		for _, e := range s.sessions {
+			if e.timer != nil {
+				e.timer.Stop()
+			}
+		}
+		s.mu.Unlock()
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		for _, c := range conns {
+			c.kill()
+		}
+		if s.socketFi != nil {
+			// Only our own socket: another hub may have replaced it if
+			// ours had been removed by hand.
+			if fi, err := os.Lstat(s.socket); err == nil && os.SameFile(fi, s.socketFi) {
+				os.Remove(s.socket)
+			}
+		}
+		if s.lock != nil {
+			s.lock.Unlock()
+		}
+		close(s.done)
+		s.log.Info("hub stopped", "socket", s.socket)
+	})
+	return nil
+}
+
+// status reports the hub's counters.
+func (s *Server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Status{
+		Pid:         os.Getpid(),
+		Socket:      s.socket,
+		StartedAtMs: s.startedAt.UnixMilli(),
+		Pending:     len(s.pending),
+		Approvers:   len(s.subs),
+		Connections: len(s.conns),
+	}
+}
+
+// dropConn forgets a finished connection: its subscription ends and the
+// approvals it was waiting on are withdrawn (approvers are told).
+func (s *Server) dropConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	delete(s.subs, c)
+	for _, p := range c.pending {
+		s.settleLocked(p, settleWithdrawn, "", "")
+	}
+}

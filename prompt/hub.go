@@ -1,0 +1,87 @@
+package prompt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/execgate/execgate/hub"
+)
+
+// maxHubTimeoutMs is what a Request without a timeout asks the hub for: the
+// longest wait it grants.
+const maxHubTimeoutMs = 3_600_000
+
+// Hub is an Asker that puts the question to the approvers subscribed to a
+// running hub daemon, and waits for the first of them to answer.
+//
+// It reports prompt.ErrUnavailable when there is no one to ask: a nil
+// Client, or no approver connected when the request arrived (the hub says
+// so at once), so that a Chain moves on to the terminal. Any other failure
+// (the hub died or dropped the connection mid-request, an error answer, a
+// decision this version does not know) is a plain error: the caller must
+// then fail closed, never run the command because the hub failed.
+//
+// When ctx ends while waiting, Ask returns ctx's error and the request is
+// withdrawn from the hub (Client.Request sends exec.approval.withdraw), so
+// approvers see it go instead of answering a question nobody waits on.
+type Hub struct {
+	// Client is a connection made with role requester; it may be shared
+	// with other goroutines (reports, session look-ups).
+	Client *hub.Client
+	// SessionKey and Segments are passed through to approvers when set.
+	SessionKey string
+	Segments   []string
+}
+
+// hubDecisions maps the hub's decisions to ours.
+var hubDecisions = map[string]Decision{
+	hub.AllowOnce:   AllowOnce,
+	hub.AllowAlways: AllowAlways,
+	hub.Deny:        Deny,
+}
+
+// Ask implements Asker.
+func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
+	if h.Client == nil {
+		return Answer{}, fmt.Errorf("hub: no connection: %w", ErrUnavailable)
+	}
+	timeoutMs := maxHubTimeoutMs
+	if r.Timeout > 0 {
+		timeoutMs = int(min(r.Timeout.Milliseconds(), maxHubTimeoutMs))
+		timeoutMs = max(timeoutMs, 1)
+	}
+	ans, err := h.Client.Request(ctx, hub.ApprovalRequest{
+		ID:         r.ID,
+		Command:    r.Command,
+		Via:        r.Via,
+		Cwd:        r.Cwd,
+		AgentID:    r.Agent,
+		SessionKey: h.SessionKey,
+		Risk:       r.Risk,
+		Reasons:    r.Reasons,
+		Segments:   h.Segments,
+		TimeoutMs:  timeoutMs,
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Answer{}, ctx.Err()
+	case err != nil:
+		return Answer{}, fmt.Errorf("ask the hub: %w", err)
+	}
+	switch ans.Outcome {
+	case hub.OutcomeNoApprover:
+		return Answer{}, fmt.Errorf("hub: no approver connected: %w", ErrUnavailable)
+	case hub.OutcomeExpired:
+		return Answer{Decision: Deny, By: "hub", TimedOut: true}, nil
+	case hub.OutcomeDecided:
+		if ans.Decision != nil {
+			if d, ok := hubDecisions[*ans.Decision]; ok {
+				return Answer{Decision: d, By: "hub"}, nil
+			}
+			return Answer{}, fmt.Errorf("hub: unknown decision %q", *ans.Decision)
+		}
+		return Answer{}, errors.New("hub: decided without a decision")
+	}
+	return Answer{}, fmt.Errorf("hub: unexpected outcome %q", ans.Outcome)
+}
