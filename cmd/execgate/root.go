@@ -83,5 +83,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(configCommands(g)...)
 	root.AddCommand(newShCmd(g), newLogCmd(g))
+	root.AddCommand(hubCommands(g)...)
 	return root
 }
