@@ -45,6 +45,10 @@ type CommandLine struct {
 	// Set lists the `set -o` options turned on or off, by long name and in
 	// order, "-errexit" or "+xtrace"; shopt -O/+O options as "-O:name".
 	Set []string
+	// Params are the words after the command string or script operand
+	// (with -c the first of them is $0), or after the options when the
+	// program comes from stdin: bash's positional parameters.
+	Params []string
 	// Plain is set when nothing on the command line but -c and options
 	// that cannot change how one simple command runs (see plainOptions):
 	// bash would run a lone simple command exactly as execve would.
@@ -185,15 +189,18 @@ func ParseCommandLine(argv []string) CommandLine {
 		if i >= len(argv) {
 			return CommandLine{Source: Invalid, Problem: "-c: option requires an argument"}
 		}
-		cl.Source, cl.Command = FromString, argv[i]
+		cl.Source, cl.Command, cl.Params = FromString, argv[i], argv[i+1:]
 		for _, o := range cl.Set {
 			plain = plain && plainOptions[o]
 		}
 		cl.Plain = plain
 	case !stdin && i < len(argv):
-		cl.Source, cl.Script = FromFile, argv[i]
+		cl.Source, cl.Script, cl.Params = FromFile, argv[i], argv[i+1:]
 	default:
 		cl.Source = FromStdin
+		if i < len(argv) {
+			cl.Params = argv[i:]
+		}
 	}
 	return cl
 }

@@ -67,7 +67,7 @@ func TestParseCommandLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
 			got := ParseCommandLine(strings.Split(tt.argv, "|"))
-			got.Set, got.Plain = nil, false // TestCommandLineOptions
+			got.Set, got.Plain, got.Params = nil, false, nil // TestCommandLineOptions
 			assert.Equal(t, tt.want, got)
 		})
 	}
@@ -108,6 +108,21 @@ func TestCommandLineOptions(t *testing.T) {
 			assert.Equal(t, tt.set, strings.Join(cl.Set, " "))
 			assert.Equal(t, tt.plain, cl.Plain)
 		})
+	}
+}
+
+func TestCommandLineParams(t *testing.T) {
+	tests := []struct{ argv, params string }{
+		{"bash|-c|x", ""},
+		{"bash|-c|x|name|a b|c", "name,a b,c"},
+		{"bash|-c|-l|x|name", "name"},
+		{"bash|script.sh|a|b", "a,b"},
+		{"bash|-s|a|b", "a,b"},
+		{"bash", ""},
+	}
+	for _, tt := range tests {
+		cl := ParseCommandLine(strings.Split(tt.argv, "|"))
+		assert.Equal(t, tt.params, strings.Join(cl.Params, ","), tt.argv)
 	}
 }
 

@@ -27,7 +27,7 @@ type verdict struct {
 
 // settings are the shim's own configuration: the shell and the output cap.
 type settings struct {
-	shellPath                          string
+	shellPath, engine                  string
 	maxBytes, tailBytes, spillMaxBytes int64
 }
 
@@ -52,7 +52,7 @@ func (s *session) loadConfig() (*policy.Config, settings) {
 		s.warnf("config %s: %s", path, w)
 	}
 	set := defaultSettings()
-	set.shellPath = cfg.Shell.Path
+	set.shellPath, set.engine = cfg.Shell.Path, cfg.Shell.Engine
 	for _, f := range []struct {
 		dst *int64
 		src *int64
@@ -71,9 +71,10 @@ func (s *session) loadConfig() (*policy.Config, settings) {
 	return cfg, set
 }
 
-// decide turns the policy's decision into a verdict, asking a human when
-// the policy says so and applying askFallback when nobody answers.
-func (s *session) decide(ctx context.Context, req policy.Request, res policy.Result, configPath string) verdict {
+// decide turns the policy's decision on req.Command into a verdict, asking
+// a human when the policy says so (the question is named id) and applying
+// askFallback when nobody answers.
+func (s *session) decide(ctx context.Context, id string, req policy.Request, res policy.Result, configPath string) verdict {
 	p := req.Policy
 	switch res.Decision {
 	case policy.Allow:
@@ -85,7 +86,7 @@ func (s *session) decide(ctx context.Context, req policy.Request, res policy.Res
 	}
 
 	pr := prompt.Request{
-		ID: s.ev.ID, Command: s.program, Cwd: req.Cwd, Agent: req.Agent,
+		ID: id, Command: req.Command, Cwd: req.Cwd, Agent: req.Agent,
 		Risk: res.Risk.String(), Reasons: res.Reasons,
 		Timeout: time.Duration(p.TimeoutMs) * time.Millisecond,
 	}
@@ -97,7 +98,7 @@ func (s *session) decide(ctx context.Context, req policy.Request, res policy.Res
 	ans, err := s.o.Asker.Ask(askCtx, pr)
 	interrupted := askCtx.Err() != nil && ctx.Err() == nil
 	stop()
-	v := verdict{approvalID: s.ev.ID, by: ans.By}
+	v := verdict{approvalID: id, by: ans.By}
 	switch {
 	case err != nil && (interrupted || ctx.Err() != nil):
 		v.by, v.message = ByPolicy, "execgate: denied: interrupted while waiting for approval"
@@ -135,7 +136,7 @@ func (s *session) decide(ctx context.Context, req policy.Request, res policy.Res
 		v.allow = true
 	case prompt.AllowAlways:
 		v.allow = true
-		v.added = s.allowAlways(ctx, req.Agent, configPath, res)
+		v.added = s.allowAlways(ctx, req, configPath, res)
 	default:
 		v.message = fmt.Sprintf("execgate: denied: refused by the user (%s)", v.by)
 	}
@@ -201,7 +202,8 @@ func oneLine(s string) string {
 // that the same command runs without asking next time, and returns the
 // patterns added. A failure is logged, not fatal: the human did approve
 // this run.
-func (s *session) allowAlways(ctx context.Context, agent, configPath string, res policy.Result) []string {
+func (s *session) allowAlways(ctx context.Context, req policy.Request, configPath string, res policy.Result) []string {
+	agent := req.Agent
 	engine := s.engine
 	if engine == nil {
 		return nil
@@ -244,7 +246,7 @@ func (s *session) allowAlways(ctx context.Context, agent, configPath string, res
 		added = added[:0]
 		for _, p := range patterns {
 			e := policy.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
-				LastUsedCommand: truncateUTF8(s.program, 1000), LastResolvedPath: resolvedPath(p)}
+				LastUsedCommand: truncateUTF8(req.Command, 1000), LastResolvedPath: resolvedPath(p)}
 			if d.AddAllowlist(agent, e) {
 				added = append(added, p)
 			}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
@@ -85,6 +86,7 @@ type session struct {
 	ev      Event  // the fields every event shares
 	warn    []string
 	engine  *policy.Engine
+	hub     *hub.Client // nil when no hub runs
 }
 
 func newSession(o Options) *session {
@@ -102,11 +104,6 @@ func newSession(o Options) *session {
 	}
 	if o.Environ == nil {
 		o.Environ = os.Environ()
-	}
-	if o.Asker == nil {
-		// The hub channel goes first once it exists:
-		// prompt.Chain{hub.Asker{…}, prompt.TTY{}}.
-		o.Asker = prompt.Chain{prompt.TTY{}}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -136,6 +133,7 @@ func (s *session) record(ev Event) {
 	if err := s.audit.Append(ev); err != nil {
 		s.log.Warn("audit log", "err", err)
 	}
+	s.report(ev)
 }
 
 // run is Main without the exit: it returns the status and the signal to
@@ -177,17 +175,41 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
 	configPath := policy.ConfigPath("", s.getenv)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
-	req.Policy = s.sessionPolicy(req.Policy)
+	s.hub = s.connectHub(ctx, cfg)
+	if s.hub != nil {
+		defer s.hub.Close()
+	}
+	if s.o.Asker == nil {
+		// The hub's approvers first, then whoever is at the terminal.
+		s.o.Asker = prompt.Chain{prompt.Hub{Client: s.hub}, prompt.TTY{}}
+	}
+	req.Policy = s.sessionPolicy(ctx, agent, req.Policy)
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
 
 	res, inspected := s.evaluate(req)
+	req.Command = s.program
 	if s.cl.Source == FromStdin && inspected {
 		run.Stdin = bytes.NewReader([]byte(s.program))
+	}
+	engine := set.engine == policy.EngineInterp && inspected
+	judgedWhole := res.Decision == policy.Allow // bash may run it as it is
+	if engine {
+		if why := s.engineUnsupported(); len(why) > 0 {
+			// Refused rather than run with another meaning: a person may
+			// still approve it, and then bash runs it.
+			for _, w := range why {
+				res = addReason(req.Policy, res, "the interp engine cannot run this as bash would: "+w)
+			}
+			engine = false
+		} else if res.Decision != policy.Allow && req.Policy.Security != policy.SecurityDeny && req.Policy.Ask != policy.AskAlways {
+			res.Decision = policy.Allow
+			res.Reasons = append([]string{"each command is judged as it runs (interp engine)"}, res.Reasons...)
+		}
 	}
 	s.ev.Command, s.ev.Source = s.program, s.source
 	s.ev.Risk, s.ev.Reasons, s.ev.Decision = res.Risk.String(), res.Reasons, string(res.Decision)
 
-	v := s.decide(ctx, req, res, configPath)
+	v := s.decide(ctx, s.ev.ID, req, res, configPath)
 	if !v.allow {
 		ev := s.ev
 		ev.Event, ev.DecidedBy, ev.ApprovalID, ev.Message = EventDenied, v.by, v.approvalID, v.message
@@ -200,6 +222,14 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.ev.Decision = string(policy.Allow)
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)
+	if engine {
+		if interp.Passthrough(s.o.Stdout, s.o.Stderr) {
+			run.MaxBytes = 0
+		}
+		status, sig := s.runEngine(ctx, run, req, configPath, v.by != ByPolicy, judgedWhole || v.by != ByPolicy)
+		<-touched
+		return status, sig
+	}
 	lone := inspected && s.cl.Source != FromStdin && loneLiteral(res)
 	passthrough := run.MaxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr)
 	if lone {
@@ -249,8 +279,10 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 }
 
 // sessionPolicy applies the temporary overrides to the configured policy:
-// the agent's environment can only tighten it.
-func (s *session) sessionPolicy(p policy.Policy) policy.Policy {
+// the hub's, set by an approver, may loosen it; the agent's environment
+// can only tighten it.
+func (s *session) sessionPolicy(ctx context.Context, agent string, p policy.Policy) policy.Policy {
+	p = p.Loosened(s.hubOverride(ctx, agent))
 	env, warnings := policy.EnvOverride(s.getenv)
 	for _, w := range warnings {
 		s.warnf("%s", w)
@@ -296,7 +328,13 @@ func (s *session) runShell(ctx context.Context, run interp.Options, fallback *in
 		res, err = interp.Run(ctx, *fallback)
 		s.ev.Direct = false
 	}
-	ev = s.ev
+	return s.finished(res, err)
+}
+
+// finished records how the program ended and returns its status and the
+// signal to re-raise.
+func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
+	ev := s.ev
 	ev.Event = EventFinished
 	if err != nil && res.Duration == 0 {
 		// Not started: say so in one line, like bash does for a file it

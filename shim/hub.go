@@ -1,0 +1,81 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/policy"
+)
+
+// hubWait bounds each exchange with the hub that a command waits on before
+// it runs (connecting, reading the session override): a hub that is up but
+// stuck costs at most this, then the shim goes on without it.
+const hubWait = 500 * time.Millisecond
+
+// connectHub connects to the hub when one runs, or returns nil. With no
+// hub the socket file is absent and this costs one stat.
+func (s *session) connectHub(ctx context.Context, cfg *policy.Config) *hub.Client {
+	path, err := hub.SocketPath(cfg, s.getenv)
+	if err != nil {
+		s.warnf("hub: %v", err)
+		return nil
+	}
+	if _, err := os.Lstat(path); err != nil {
+		return nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, hubWait)
+	defer cancel()
+	c, err := hub.Dial(dctx, hub.DialOptions{Socket: path, Token: cfg.Socket.Token, Role: hub.RoleRequester, Name: "shim"})
+	if err != nil {
+		if !errors.Is(err, hub.ErrNoHub) {
+			s.warnf("hub: %v", err)
+		}
+		return nil
+	}
+	return c
+}
+
+// hubOverride reads the session override an approver set for agent.
+func (s *session) hubOverride(ctx context.Context, agent string) policy.Override {
+	if s.hub == nil {
+		return policy.Override{}
+	}
+	sctx, cancel := context.WithTimeout(ctx, hubWait)
+	defer cancel()
+	o, err := s.hub.Session(sctx, agent)
+	if err != nil {
+		s.warnf("hub: session override: %v", err)
+		return policy.Override{}
+	}
+	if o.Elevated {
+		return policy.Elevated
+	}
+	return policy.Override{
+		Security:    policy.Security(o.Security),
+		Ask:         policy.Ask(o.Ask),
+		AskFallback: policy.Security(o.AskFallback),
+	}
+}
+
+// report tells the hub's subscribers what happened, without waiting.
+func (s *session) report(ev Event) {
+	if s.hub == nil {
+		return
+	}
+	switch ev.Event {
+	case EventStarted, EventFinished, EventDenied:
+	default:
+		return
+	}
+	err := s.hub.Report(hub.ExecReport{
+		Event: ev.Event, ID: ev.ID, ApprovalID: ev.ApprovalID, Command: ev.Command, Cwd: ev.Cwd,
+		AgentID: ev.Agent, Risk: ev.Risk, Reasons: ev.Reasons, DecidedBy: ev.DecidedBy,
+		ExitStatus: ev.ExitStatus, DurationMs: ev.DurationMs, Pid: ev.Pid, TimeMs: ev.Time.UnixMilli(),
+	})
+	if err != nil {
+		s.log.Warn("hub report", "err", err)
+	}
+}
