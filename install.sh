@@ -111,4 +111,7 @@ install.sh: next steps
       make:  make SHELL=$shimdir/bash      npm:  npm config set script-shell $shimdir/bash
   - watch what runs:               execgate log --follow
   - edit the policy:               execgate policy / execgate allow / execgate deny (config: $config)
+  - approve from another terminal: execgate hub --detach, then execgate approve
+      as a service: execgate hub unit systemd > ~/.config/systemd/user/execgate-hub.service
+                    (then systemctl --user enable --now execgate-hub; on macOS: execgate hub unit launchd)
 EOF
