@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,10 @@ type DialOptions struct {
 	// Name labels the client in resolvedBy and the hub's log.
 	Name string
 }
+
+// closingCodes are the errors after which the hub closes the connection;
+// sent without an id, they say why the connection ended.
+var closingCodes = []string{ErrCodeAuth, ErrCodeTooLarge, ErrCodeVersion}
 
 // Client is one connection to the hub. It is safe for concurrent use and
 // may have many calls in flight. When the connection drops (the hub died)
@@ -141,9 +146,11 @@ func (c *Client) readLoop() {
 			if ok {
 				ch <- f // buffered: never blocks
 			}
-		case f.Error != nil:
+		case f.Error != nil && slices.Contains(closingCodes, f.Error.Code):
 			fatal = f.Error
 		}
+		// Other errors without an id answer notifications (a refused
+		// report): nobody waits for them.
 	}
 	switch {
 	case fatal != nil:

@@ -87,6 +87,7 @@ func TestDecisions(t *testing.T) {
 }
 
 func TestExpiry(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	_, ev := h.approver(t, "a")
 	req := h.dial(t, RoleRequester, "shim")
@@ -347,6 +348,7 @@ func TestResolveByPrefix(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
 	appr, ev := h.approver(t, "boss")

@@ -234,6 +234,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 40 MB")
 	}
+	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
 	slow := h.raw(t)
@@ -244,15 +245,15 @@ func TestSlowSubscriberDropped(t *testing.T) {
 
 	req := h.dial(t, RoleRequester, "shim")
 	big := strings.Repeat("x", 200<<10)
-	start := time.Now()
-	for range frameBurst - 10 { // ~38 MB of events, within the requester's burst
+	// ~38 MB of events, within the requester's burst. Were the hub to wait
+	// for the slow reader, it would stop reading these reports and Report
+	// would fail within its 1 s write timeout.
+	for range frameBurst - 10 {
 		require.NoError(t, req.Report(ExecReport{Event: EventStarted, Command: big}))
 	}
-	// The hub did not wait for the slow reader...
 	st, err := watcher.Status(ctx)
 	require.NoError(t, err)
-	assert.Less(t, time.Since(start), 5*time.Second)
-	// ...and dropped it.
+	// The slow reader is dropped.
 	deadline := time.Now().Add(10 * time.Second)
 	for st.Approvers != 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

@@ -133,6 +133,7 @@ func TestListenModesAndCleanup(t *testing.T) {
 
 // Editing requesterUids while the hub runs opens or closes the socket.
 func TestRequesterUidsApplyLive(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	raw, err := os.ReadFile(h.config)
 	require.NoError(t, err)
