@@ -226,7 +226,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		if interp.Passthrough(s.o.Stdout, s.o.Stderr) {
 			run.MaxBytes = 0
 		}
-		status, sig := s.runEngine(ctx, run, req, configPath, v.by != ByPolicy, judgedWhole || v.by != ByPolicy)
+		approved := v.by == ByTTY || v.by == ByHub // a person saw the whole program
+		status, sig := s.runEngine(ctx, run, req, configPath, approved, judgedWhole || v.by != ByPolicy)
 		<-touched
 		return status, sig
 	}
