@@ -45,6 +45,9 @@ type CommandLine struct {
 	// Set lists the `set -o` options turned on or off, by long name and in
 	// order, "-errexit" or "+xtrace"; shopt -O/+O options as "-O:name".
 	Set []string
+	// Posix is set by --posix or -o posix (an argv[0] of sh is the
+	// caller's to check).
+	Posix bool
 	// Params are the words after the command string or script operand
 	// (with -c the first of them is $0), or after the options when the
 	// program comes from stdin: bash's positional parameters.
@@ -118,6 +121,8 @@ func ParseCommandLine(argv []string) CommandLine {
 			help = true
 		case "login":
 			cl.Login = true
+		case "posix":
+			cl.Posix = true
 		}
 		if name != "norc" && name != "noprofile" {
 			plain = false
@@ -161,6 +166,9 @@ func ParseCommandLine(argv []string) CommandLine {
 						opt = sign + "O:" + argv[i]
 					}
 					cl.Set = append(cl.Set, opt)
+					if c == 'o' && argv[i] == "posix" {
+						cl.Posix = sign == "-"
+					}
 				} else {
 					plain = false
 				}

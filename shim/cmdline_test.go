@@ -67,7 +67,7 @@ func TestParseCommandLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
 			got := ParseCommandLine(strings.Split(tt.argv, "|"))
-			got.Set, got.Plain, got.Params = nil, false, nil // TestCommandLineOptions
+			got.Set, got.Plain, got.Params, got.Posix = nil, false, nil, false // TestCommandLineOptions
 			assert.Equal(t, tt.want, got)
 		})
 	}
@@ -108,6 +108,15 @@ func TestCommandLineOptions(t *testing.T) {
 			assert.Equal(t, tt.set, strings.Join(cl.Set, " "))
 			assert.Equal(t, tt.plain, cl.Plain)
 		})
+	}
+}
+
+func TestCommandLinePosix(t *testing.T) {
+	for argv, want := range map[string]bool{
+		"bash|-c|x": false, "bash|--posix|-c|x": true, "bash|-o|posix|-c|x": true,
+		"bash|-o|posix|+o|posix|-c|x": false, "sh|-c|x": false,
+	} {
+		assert.Equal(t, want, ParseCommandLine(strings.Split(argv, "|")).Posix, argv)
 	}
 }
 

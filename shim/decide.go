@@ -42,8 +42,8 @@ func defaultSettings() settings {
 // loadConfig reads the configuration. Whatever goes wrong, the result is
 // usable and never looser than the built-in defaults (policy.Load sees to
 // that); the problem goes to the audit log.
-func (s *session) loadConfig() (*policy.Config, settings) {
-	path := policy.ConfigPath("", s.getenv)
+func (s *session) loadConfig() (cfg *policy.Config, path string, set settings) {
+	path = policy.ConfigPath("", s.getenv)
 	cfg, _, warnings, err := policy.Load(path)
 	if err != nil {
 		s.warnf("%v", err)
@@ -51,7 +51,7 @@ func (s *session) loadConfig() (*policy.Config, settings) {
 	for _, w := range warnings {
 		s.warnf("config %s: %s", path, w)
 	}
-	set := defaultSettings()
+	set = defaultSettings()
 	set.shellPath, set.engine = cfg.Shell.Path, cfg.Shell.Engine
 	for _, f := range []struct {
 		dst *int64
@@ -68,7 +68,7 @@ func (s *session) loadConfig() (*policy.Config, settings) {
 	if set.maxBytes > 0 && set.tailBytes > set.maxBytes {
 		set.tailBytes = set.maxBytes // a small maxBytes with the default tail
 	}
-	return cfg, set
+	return cfg, path, set
 }
 
 // decide turns the policy's decision on req.Command into a verdict, asking

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,27 +46,9 @@ func (s *session) engineUnsupported() []string {
 
 // posix reports whether bash would run in POSIX mode.
 func (s *session) posix() bool {
-	if len(s.o.Argv) > 0 && strings.TrimPrefix(baseName(s.o.Argv[0]), "-") == "sh" && !s.o.Argv0FromShell {
-		return true
-	}
-	for _, a := range s.o.Argv[1:] {
-		if a == "--posix" {
-			return true
-		}
-	}
-	for _, o := range s.cl.Set {
-		if o == "-posix" {
-			return true
-		}
-	}
-	return false
-}
-
-func baseName(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
+	invokedAsSh := len(s.o.Argv) > 0 && !s.o.Argv0FromShell &&
+		strings.TrimPrefix(filepath.Base(s.o.Argv[0]), "-") == "sh"
+	return invokedAsSh || s.cl.Posix
 }
 
 // engineParams returns $0 and the positional parameters bash would set.

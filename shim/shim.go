@@ -145,7 +145,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	s.cl = ParseCommandLine(argv)
 
-	cfg, set := s.loadConfig()
+	cfg, configPath, set := s.loadConfig()
 	shell, err := interp.FindShell(set.shellPath)
 	if err != nil {
 		// Nothing can run, so nothing is decided: one line, and bash's
@@ -173,7 +173,6 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		s.warnf("current directory: %v", err)
 	}
 	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
-	configPath := policy.ConfigPath("", s.getenv)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.hub = s.connectHub(ctx, cfg)
 	if s.hub != nil {
