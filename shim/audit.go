@@ -57,6 +57,8 @@ type Event struct {
 	Agent   string `json:"agent"`
 	Cwd     string `json:"cwd"`
 	Command string `json:"command"`
+	// Via names the agent program whose envelope or hook carried Command.
+	Via string `json:"via,omitempty"`
 	// Source is where the program came from: "string", "file", "stdin",
 	// "interactive" or "none".
 	Source    string   `json:"source,omitempty"`

@@ -23,6 +23,8 @@ type verdict struct {
 	approvalID string   // set when someone was asked
 	message    string   // the one line shown on denial
 	added      []string // patterns "allow always" saved
+	nobody     bool     // a human was wanted and nobody could be asked
+	timedOut   bool     // a human was asked and did not answer in time
 }
 
 // settings are the shim's own configuration: the shell and the output cap.
@@ -86,7 +88,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 	}
 
 	pr := prompt.Request{
-		ID: id, Command: req.Command, Cwd: req.Cwd, Agent: req.Agent,
+		ID: id, Command: req.Command, Via: s.via, Cwd: req.Cwd, Agent: req.Agent,
 		Risk: res.Risk.String(), Reasons: res.Reasons,
 		Timeout: time.Duration(p.TimeoutMs) * time.Millisecond,
 	}
@@ -112,7 +114,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; asking failed: %s)", denyReason(req, res), oneLine(err.Error()))
 		return v
 	case err != nil:
-		v.by = ByFallback
+		v.by, v.nobody = ByFallback, true
 		if fallbackAllows(p, res) {
 			v.allow = true
 			return v
@@ -120,7 +122,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; nobody to ask; askFallback=%s)", denyReason(req, res), p.AskFallback)
 		return v
 	case ans.TimedOut:
-		v.by = ByFallback
+		v.by, v.timedOut = ByFallback, true
 		if fallbackAllows(p, res) {
 			v.allow = true
 			return v

@@ -87,6 +87,7 @@ type session struct {
 	warn    []string
 	engine  *policy.Engine
 	hub     *hub.Client // nil when no hub runs
+	via     string      // the agent whose envelope carried the command: "Claude Code"
 }
 
 func newSession(o Options) *session {

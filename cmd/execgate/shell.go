@@ -171,7 +171,7 @@ func writeEvent(w io.Writer, ev shim.Event) error {
 	switch ev.Event {
 	case shim.EventDenied:
 		what = fmt.Sprintf("%s, by %s", ev.Risk, ev.DecidedBy)
-	case shim.EventStarted:
+	case shim.EventStarted, shim.EventAllowed:
 		what = fmt.Sprintf("%s, allowed by %s", ev.Risk, ev.DecidedBy)
 		if len(ev.Allowlisted) > 0 {
 			what += ", now allowlisted: " + strings.Join(ev.Allowlisted, "; ")

@@ -1,0 +1,129 @@
+package shim
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/prompt"
+)
+
+// EventAllowed is the audit event of a command that was judged and allowed
+// but that execgate does not run itself: an agent's hook answered "allow",
+// or the interactive gate let a typed line through.
+const EventAllowed = "exec.allowed"
+
+// JudgeOptions describe a command to decide on without running it, as an
+// agent's pre-tool hook or the interactive gate asks.
+type JudgeOptions struct {
+	// Command is the command line as the model wrote it.
+	Command string
+	// Cwd is where it will run; "" means this process's directory.
+	Cwd string
+	// Agent is the policy's agent id; "" means detected from the
+	// environment, as the shim does.
+	Agent string
+	// Via names the program that sent the command ("Claude Code"); it is
+	// shown to approvers and logged.
+	Via string
+	// Source is recorded in the audit log: "hook", "interactive".
+	Source string
+	// Getenv and Environ default to this process's.
+	Getenv  func(string) string
+	Environ []string
+	// Asker asks a human. nil means the hub's approvers only: a hook runs
+	// under the agent's own terminal interface, which owns the terminal.
+	Asker prompt.Asker
+	// Timeout, when positive, bounds the wait for a human below the
+	// policy's timeoutMs: a hook must answer within the agent's budget.
+	Timeout time.Duration
+	// Stderr receives debug logging with EXECGATE_DEBUG=1; nil means
+	// os.Stderr.
+	Stderr *os.File
+}
+
+// Judgement is the decision on one command.
+type Judgement struct {
+	// Allow says whether the command may run.
+	Allow bool
+	// Unanswered is set when the policy wanted a human and nobody could be
+	// asked (no approver, no terminal): Allow then follows askFallback,
+	// and a caller that can defer to the agent's own prompt may do that
+	// instead.
+	Unanswered bool
+	// TimedOut is set when the human did not answer in time; Allow then
+	// follows askFallback.
+	TimedOut bool
+	// Risk and Reasons are the policy's grade and why.
+	Risk    string
+	Reasons []string
+	// DecidedBy is ByPolicy, ByTTY, ByHub or ByFallback.
+	DecidedBy string
+	// ID names this decision in the audit log and the hub.
+	ID string
+	// Message is the one line a denial shows: "execgate: denied: …".
+	Message string
+	// Allowlisted lists patterns an "allow always" answer saved.
+	Allowlisted []string
+}
+
+// Judge decides whether command may run under the user's policy, asking a
+// human when the policy says so, exactly as the shim would before running
+// it, and records the decision in the audit log. It never runs anything.
+// Whatever goes wrong (rules that do not load, a hub that dies while
+// asking) ends in a refusal, never an allowance.
+func Judge(ctx context.Context, o JudgeOptions) Judgement {
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	s := newSession(Options{Getenv: o.Getenv, Environ: o.Environ, Asker: o.Asker, Stderr: stderr})
+	s.cl = CommandLine{Source: FromString, Command: o.Command}
+	s.via = o.Via
+
+	cfg, configPath, _ := s.loadConfig()
+	cwd := o.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			s.warnf("current directory: %v", err)
+		}
+	}
+	agent := policy.DetectAgent(o.Agent, s.getenv, s.o.Environ)
+	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
+	s.hub = s.connectHub(ctx, cfg)
+	if s.hub != nil {
+		defer s.hub.Close()
+	}
+	if s.o.Asker == nil {
+		s.o.Asker = prompt.Hub{Client: s.hub}
+	}
+	req.Policy = s.sessionPolicy(ctx, agent, req.Policy)
+	if o.Timeout > 0 && time.Duration(req.Policy.TimeoutMs)*time.Millisecond > o.Timeout {
+		req.Policy.TimeoutMs = int(o.Timeout.Milliseconds())
+	}
+	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd, Via: o.Via}
+
+	res, _ := s.evaluate(req)
+	req.Command = s.program
+	s.ev.Command, s.ev.Source = s.program, o.Source
+	s.ev.Risk, s.ev.Reasons = res.Risk.String(), res.Reasons
+
+	v := s.decide(ctx, s.ev.ID, req, res, configPath)
+	j := Judgement{
+		Allow: v.allow, Unanswered: v.nobody, TimedOut: v.timedOut,
+		Risk: res.Risk.String(), Reasons: res.Reasons, DecidedBy: v.by, ID: s.ev.ID,
+		Message: v.message, Allowlisted: v.added,
+	}
+	ev := s.ev
+	ev.DecidedBy, ev.ApprovalID, ev.Message, ev.Allowlisted = v.by, v.approvalID, v.message, v.added
+	if v.allow {
+		ev.Event, ev.Decision = EventAllowed, string(policy.Allow)
+		<-s.touchAllowlist(cfg, agent, configPath, res)
+	} else {
+		ev.Event, ev.Decision = EventDenied, string(policy.Deny)
+	}
+	s.record(ev)
+	return j
+}
