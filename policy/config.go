@@ -401,7 +401,7 @@ func strictestText() string {
 
 // Top-level and level keys, for spotting unknown (likely misspelt) fields.
 var (
-	topLevelKeys = []string{"version", "socket", "defaults", "agents", "shell", "output"}
+	topLevelKeys = []string{"version", "socket", "defaults", "agents", "shell", "output", "envelopes"}
 	listKeys     = []string{"allowlist", "denylist"}
 )
 
@@ -433,6 +433,7 @@ func parseTree(root map[string]any) (*Config, []string, error) {
 	cfg.Agents = p.parseAgents(root["agents"])
 	cfg.Shell = p.parseShell(root["shell"])
 	cfg.Output = p.parseOutput(root["output"])
+	cfg.Envelopes = p.parseEnvelopes(root["envelopes"])
 	p.unknownFields("", root, topLevelKeys)
 
 	if p.denyAll {

@@ -121,6 +121,9 @@ type Config struct {
 	// Shell and Output are the shim's settings (see shim_config.go).
 	Shell  ShellConfig  `json:"shell,omitzero"`
 	Output OutputConfig `json:"output,omitzero"`
+	// Envelopes configure the recognition of agents' command envelopes,
+	// by agent id (see envelope.go).
+	Envelopes map[string]EnvelopeConfig `json:"envelopes,omitempty"`
 }
 
 // Effective is what one agent runs under: its resolved policy and the

@@ -59,6 +59,9 @@ type Event struct {
 	Command string `json:"command"`
 	// Via names the agent program whose envelope or hook carried Command.
 	Via string `json:"via,omitempty"`
+	// Envelope is the whole program when Command is the payload of an
+	// agent's envelope.
+	Envelope string `json:"envelope,omitempty"`
 	// Source is where the program came from: "string", "file", "stdin",
 	// "interactive" or "none".
 	Source    string   `json:"source,omitempty"`

@@ -88,6 +88,10 @@ type session struct {
 	engine  *policy.Engine
 	hub     *hub.Client // nil when no hub runs
 	via     string      // the agent whose envelope carried the command: "Claude Code"
+	trust   policy.Trust
+	// envelope is set when the program is an agent's envelope: its payload
+	// is what is judged, shown and learnt; the whole program still runs.
+	envelope *policy.Envelope
 }
 
 func newSession(o Options) *session {
@@ -175,6 +179,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
+	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	s.hub = s.connectHub(ctx, cfg)
 	if s.hub != nil {
 		defer s.hub.Close()
@@ -187,11 +192,14 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
 
 	res, inspected := s.evaluate(req)
-	req.Command = s.program
+	req.Command = s.judged()
 	if s.cl.Source == FromStdin && inspected {
 		run.Stdin = bytes.NewReader([]byte(s.program))
 	}
-	engine := set.engine == policy.EngineInterp && inspected
+	// An envelope runs as the agent wrote it, with bash: its plumbing is
+	// trusted only in the shape it was recognised in, which the engine
+	// would break into separately judged commands.
+	engine := set.engine == policy.EngineInterp && inspected && s.envelope == nil
 	judgedWhole := res.Decision == policy.Allow // bash may run it as it is
 	if engine {
 		if why := s.engineUnsupported(); len(why) > 0 {
@@ -206,7 +214,10 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 			res.Reasons = append([]string{"each command is judged as it runs (interp engine)"}, res.Reasons...)
 		}
 	}
-	s.ev.Command, s.ev.Source = s.program, s.source
+	s.ev.Command, s.ev.Source, s.ev.Via = s.judged(), s.source, s.via
+	if s.envelope != nil {
+		s.ev.Envelope = s.program
+	}
 	s.ev.Risk, s.ev.Reasons, s.ev.Decision = res.Risk.String(), res.Reasons, string(res.Decision)
 
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
@@ -231,7 +242,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		<-touched
 		return status, sig
 	}
-	lone := inspected && s.cl.Source != FromStdin && loneLiteral(res)
+	lone := inspected && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
 	passthrough := run.MaxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr)
 	if lone {
 		if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
@@ -381,6 +392,9 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 	switch s.cl.Source {
 	case FromString:
 		s.program, s.source = s.cl.Command, "string"
+		if env, ok := s.trust.Unwrap(s.program, s.cl.Params); ok {
+			s.envelope, s.via = &env, env.Via
+		}
 	case FromFile:
 		s.source = "file"
 		s.program, problem = s.readScript(s.cl.Script)
@@ -400,12 +414,48 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 		s.program = strings.Join(s.o.Argv, " ")
 		return uninspected(req, problem), false
 	}
-	req.Command = s.program
+	if s.via == "" {
+		s.via = policy.AgentLabel(req.Agent)
+	}
+	req.Command = s.judged()
 	res := engine.Evaluate(req)
+	if s.envelope != nil && s.envelope.Shell != "" && isExecgate(s.envelope.Shell) {
+		// The envelope execs this shim again with the payload, which
+		// judges it there: asking here too would ask twice.
+		res = policy.Result{Command: req.Command, Agent: req.Agent, Risk: policy.Safe, Decision: policy.Allow,
+			Reasons: []string{"the payload is judged by the execgate shim the envelope runs"}}
+	}
 	for _, reason := range s.startupReasons() {
 		res = addReason(req.Policy, res, reason)
 	}
 	return res, true
+}
+
+// judged is the command the policy judges, approvers see and "allow
+// always" learns from: an envelope's payload, else the whole program.
+func (s *session) judged() string {
+	if s.envelope != nil {
+		return s.envelope.Payload
+	}
+	return s.program
+}
+
+// isExecgate reports whether path is this very program (a shim link to it
+// included).
+func isExecgate(path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(exe)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // startupReasons lists what bash runs before the program that the check

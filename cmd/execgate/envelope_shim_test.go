@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/shim"
+)
+
+// envelopeVectors are testdata/envelopes/shapes.json: the agents'
+// envelopes, the payloads to put in them and tampered envelopes.
+type envelopeVectors struct {
+	Shapes []struct {
+		Name      string   `json:"name"`
+		Agent     string   `json:"agent"`
+		Argv      []string `json:"argv"`
+		NoHeredoc bool     `json:"noHeredoc"`
+	} `json:"shapes"`
+	Payloads []struct {
+		Name    string `json:"name"`
+		Command string `json:"command"`
+		Heredoc bool   `json:"heredoc"`
+	} `json:"payloads"`
+	Tampered []struct {
+		Name string   `json:"name"`
+		Argv []string `json:"argv"`
+	} `json:"tampered"`
+}
+
+func readEnvelopeVectors(t *testing.T) envelopeVectors {
+	t.Helper()
+	raw, err := os.ReadFile("../../testdata/envelopes/shapes.json")
+	require.NoError(t, err)
+	var v envelopeVectors
+	require.NoError(t, json.Unmarshal(raw, &v))
+	return v
+}
+
+func fillArgv(argv []string, home, tmp, payload string, heredoc bool) []string {
+	nullin := " < /dev/null"
+	if heredoc {
+		nullin = ""
+	}
+	r := strings.NewReplacer("{{HOME}}", home, "{{TMP}}", tmp, "{{PAYLOAD}}", payload,
+		"{{CLAUDE}}", "'"+strings.ReplaceAll(payload, "'", `'"'"'`)+"'", "{{NULLIN}}", nullin)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// envelopeEnv is a shim environment with the agents' snapshot files in
+// its home directory and a temporary directory of its own.
+func envelopeEnv(t *testing.T, config string) (e *shimEnv, home, tmp string) {
+	e = newShimEnv(t, config)
+	for _, kv := range e.env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	tmp = t.TempDir()
+	e.env = append(e.env, "TMPDIR="+tmp)
+	for _, snap := range []string{
+		".claude/shell-snapshots/snapshot-bash-1763800000000-x1y2z3.sh",
+		".claude/shell-snapshots/snapshot-zsh-1763800000000-q9w8e7.sh",
+		".codex/shell_snapshots/0198c9a2-7d3e-7b21-9f00-5c4d3e2f1a0b.sh",
+	} {
+		path := filepath.Join(home, snap)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+		require.NoError(t, os.WriteFile(path, []byte("export SNAPSHOT_LOADED="+filepath.Base(path)+"\n"), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "file.txt"), []byte("x\n"), 0o644))
+	return e, home, tmp
+}
+
+// lastEvent is the last audit event that is not exec.finished.
+func lastDecision(t *testing.T, e *shimEnv) shim.Event {
+	t.Helper()
+	evs := e.readAudit()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Event != shim.EventFinished {
+			return evs[i]
+		}
+	}
+	t.Fatal("no decision in the audit log")
+	return shim.Event{}
+}
+
+// TestShimEnvelopes runs each agent's envelope around each payload under
+// the built-in policy. The verdict must be the bare payload's: a payload
+// refused alone is refused in the envelope with the same line, and one
+// allowed alone runs in the envelope exactly as under bash, snapshot and
+// cwd file included. The audit log records the payload and the agent.
+func TestShimEnvelopes(t *testing.T) {
+	bash := realBash(t)
+	v := readEnvelopeVectors(t)
+	e, home, tmp := envelopeEnv(t, "")
+	run := func(path string, argv []string) outcome {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return runOutcome(t, e.command(ctx, path, argv...), "")
+	}
+	for _, shape := range v.Shapes {
+		for _, p := range v.Payloads {
+			if p.Heredoc && shape.NoHeredoc {
+				continue
+			}
+			t.Run(shape.Name+"/"+p.Name, func(t *testing.T) {
+				argv := fillArgv(shape.Argv, home, tmp, p.Command, p.Heredoc)
+				bare := run(e.shim("bash"), []string{"bash", "-c", p.Command})
+				got := run(e.shim("bash"), argv)
+				ev := lastDecision(t, e)
+				assert.Equal(t, p.Command, ev.Command, "the payload is what is judged and logged")
+				if shape.Agent != "" {
+					assert.Equal(t, policy.AgentLabel(shape.Agent), ev.Via)
+					assert.NotEmpty(t, ev.Envelope)
+				}
+				if bare.status == shim.ExitDenied && strings.HasPrefix(bare.stderr, "execgate: ") {
+					assert.Equal(t, bare, got, "refused alone, refused alike in the envelope")
+					return
+				}
+				cwdFiles, _ := filepath.Glob(filepath.Join(tmp, "claude-*-cwd"))
+				for _, f := range cwdFiles {
+					os.Remove(f)
+				}
+				want := run(bash, argv)
+				wantCwd := readFiles(t, cwdFiles)
+				got = run(e.shim("bash"), argv)
+				assert.Equal(t, want, got, "runs as under bash")
+				assert.Equal(t, wantCwd, readFiles(t, cwdFiles), "the cwd file is written as under bash")
+				if strings.Contains(p.Command, "SNAPSHOT_LOADED") && strings.Contains(strings.Join(argv, " "), "snapshots/") {
+					assert.NotContains(t, got.stdout, "snapshot=none", "the snapshot was sourced")
+				}
+			})
+		}
+	}
+}
+
+func readFiles(t *testing.T, paths []string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			m[p] = string(b)
+		}
+	}
+	return m
+}
+
+// TestShimTamperedEnvelopes: anything added around a payload, or a piece
+// out of its trusted shape, makes the whole program the thing judged.
+func TestShimTamperedEnvelopes(t *testing.T) {
+	realBash(t)
+	v := readEnvelopeVectors(t)
+	e, home, tmp := envelopeEnv(t, "")
+	victim := filepath.Join(home, "victim")
+	for _, tc := range v.Tampered {
+		t.Run(tc.Name, func(t *testing.T) {
+			require.NoError(t, os.MkdirAll(victim, 0o700))
+			argv := fillArgv(tc.Argv, home, tmp, "", false)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			o := runOutcome(t, e.command(ctx, e.shim("bash"), argv...), "")
+			denyLine(t, o, "execgate: denied: ")
+			assert.DirExists(t, victim)
+			ev := lastDecision(t, e)
+			program := argv[2]
+			assert.Equal(t, program, ev.Command, "the whole program is judged")
+			assert.Empty(t, ev.Envelope)
+			assert.Empty(t, ev.Via)
+		})
+	}
+}
+
+// TestHubEnvelopeShowsPayload: the approver is asked about the payload,
+// via Claude Code, and "allow always" learns the payload's pattern, never
+// the envelope's pieces.
+func TestHubEnvelopeShowsPayload(t *testing.T) {
+	w := newHubWorld(t, askConfig("deny", 30000))
+	home := envValue(w.env, "HOME")
+	tmp := t.TempDir()
+	snap := filepath.Join(home, ".claude", "shell-snapshots", "snapshot-bash-1-a.sh")
+	require.NoError(t, os.MkdirAll(filepath.Dir(snap), 0o700))
+	require.NoError(t, os.WriteFile(snap, []byte("true\n"), 0o600))
+	a := w.approver(t)
+	payload := "rm -f ./no-such-file && echo 'it'\"'\"'s gone'"
+	program := "source " + snap + " 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval '" +
+		strings.ReplaceAll(payload, "'", `'"'"'`) + "' < /dev/null && pwd -P >| " + filepath.Join(tmp, "claude-ab12-cwd")
+	_, done := w.runShim(t, program, "TMPDIR="+tmp)
+	req := a.next(t, hub.EventRequested)
+	assert.Equal(t, payload, req.Command)
+	assert.Equal(t, "Claude Code", req.Via)
+	_, err := a.c.Resolve(t.Context(), req.ID, hub.AllowAlways)
+	require.NoError(t, err)
+	o := wait(t, done)
+	assert.Equal(t, 0, o.status, "stderr %q", o.stderr)
+	assert.Equal(t, "it's gone\n", o.stdout)
+	cwd, err := os.ReadFile(filepath.Join(tmp, "claude-ab12-cwd"))
+	require.NoError(t, err)
+	assert.Equal(t, w.work+"\n", string(cwd))
+
+	cfg, _, _, err := policy.Load(w.config)
+	require.NoError(t, err)
+	var patterns []string
+	for _, e := range cfg.Resolve("test-agent").Allowlist {
+		patterns = append(patterns, e.Pattern)
+	}
+	assert.Equal(t, []string{"rm **"}, patterns, "only the payload's pattern is learnt")
+}
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,580 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gobwas/glob"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Envelope is the wrapper a coding agent puts around the model's command
+// before handing it to bash: sourcing its snapshot of the user's shell,
+// setting shell options, recording the working directory afterwards. The
+// pieces are the agent's plumbing; the payload is what the model asked for,
+// and the only part worth judging and showing.
+type Envelope struct {
+	// Agent is the policy's id for the agent whose envelope this is.
+	Agent string
+	// Via names the agent for people: "Claude Code".
+	Via string
+	// Payload is the model's command, as it will run inside the envelope.
+	Payload string
+	// Shell is set when the envelope runs the payload in a shell of its
+	// own (Codex's snapshot form execs `SHELL -lc PAYLOAD`): that shell as
+	// written.
+	Shell string
+}
+
+// Envelope kinds, which are also the agents' policy ids.
+const (
+	AgentClaudeCode = "claude-code"
+	AgentGeminiCLI  = "gemini-cli"
+	AgentCodex      = "codex"
+)
+
+// agentLabels name the agents execgate knows for people.
+var agentLabels = map[string]string{
+	AgentClaudeCode: "Claude Code",
+	AgentGeminiCLI:  "Gemini CLI",
+	AgentCodex:      "Codex",
+}
+
+// AgentLabel is the name people know an agent by ("Claude Code" for
+// claude-code), or "" for an agent execgate has no name for.
+func AgentLabel(agent string) string { return agentLabels[agent] }
+
+// EnvelopeConfig is one entry of the "envelopes" section.
+type EnvelopeConfig struct {
+	// TrustedSources are globs of the absolute paths the agent's envelope
+	// may source (its shell snapshots); "~/" is the home directory and
+	// `*` stays within one directory. When set they replace the defaults.
+	TrustedSources []string `json:"trustedSources,omitempty"`
+}
+
+// defaultTrustedSources are where the agents keep their shell snapshots.
+// Each entry is a directory variable (with its default under the home
+// directory) and the snapshot names below it.
+var defaultTrustedSources = map[string][]struct{ env, dflt, glob string }{
+	AgentClaudeCode: {{"CLAUDE_CONFIG_DIR", "~/.claude", "shell-snapshots/snapshot-*.sh"}},
+	AgentCodex:      {{"CODEX_HOME", "~/.codex", "shell_snapshots/*.sh"}},
+}
+
+// Trust holds the files each agent's envelope may source.
+type Trust struct {
+	sources map[string][]*glob.Pattern
+	tmp     []string // directories the agents' scratch files may be in
+}
+
+// NewTrust compiles the trusted sources for the agents: cfg's when it sets
+// them, else the agents' own snapshot directories. Globs that do not
+// compile or are not absolute are skipped: they trust nothing.
+func NewTrust(cfg *Config, home string, getenv func(string) string) Trust {
+	t := Trust{sources: map[string][]*glob.Pattern{}, tmp: []string{"/tmp", "/private/tmp"}}
+	if d := getenv("TMPDIR"); filepath.IsAbs(d) && !slices.Contains(t.tmp, filepath.Clean(d)) {
+		t.tmp = append(t.tmp, filepath.Clean(d))
+	}
+	expand := func(p string) string {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
+			return filepath.Join(home, rest)
+		}
+		return p
+	}
+	add := func(agent, pattern string) {
+		pattern = expand(pattern)
+		if !filepath.IsAbs(pattern) {
+			return
+		}
+		if g, err := glob.Compile(pattern, '/'); err == nil {
+			t.sources[agent] = append(t.sources[agent], g)
+		}
+	}
+	for agent, dirs := range defaultTrustedSources {
+		if cfg != nil {
+			if c, ok := cfg.Envelopes[agent]; ok && c.TrustedSources != nil {
+				continue
+			}
+		}
+		for _, d := range dirs {
+			dir := getenv(d.env)
+			if !filepath.IsAbs(dir) {
+				dir = d.dflt
+			}
+			add(agent, filepath.Join(expand(dir), d.glob))
+		}
+	}
+	if cfg != nil {
+		for agent, c := range cfg.Envelopes {
+			for _, p := range c.TrustedSources {
+				add(agent, p)
+			}
+		}
+	}
+	return t
+}
+
+// trustedSource reports whether agent's envelope may source path.
+func (t Trust) trustedSource(agent, path string) bool {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return false // no "..", no "//": the glob must see the real name
+	}
+	for _, g := range t.sources[agent] {
+		if g.Match(path) {
+			return true
+		}
+	}
+	return false
+}
+
+// scratchFile reports whether path is a file named like pattern (a glob
+// on the base name) directly in a temporary directory.
+func (t Trust) scratchFile(path, pattern string) bool {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return false
+	}
+	if !slices.Contains(t.tmp, filepath.Dir(path)) {
+		return false
+	}
+	ok, err := filepath.Match(pattern, filepath.Base(path))
+	return err == nil && ok
+}
+
+// Unwrap recognises an agent's envelope around a command: program is the
+// -c string, params the words after it ($0 $1 …). It reports false for
+// anything that is not exactly one of the known shapes, so that whatever
+// else surrounds a payload is judged with it.
+//
+// The shapes (see testdata/envelopes for real examples):
+//
+//	Claude Code: [source SNAPSHOT 2>/dev/null || true &&] [shopt -u extglob 2>/dev/null || true &&] …
+//	             eval 'PAYLOAD' [< /dev/null] && pwd -P >| /tmp/claude-XXXX-cwd
+//	             (zsh: setopt NO_EXTENDED_GLOB instead of shopt)
+//	Gemini CLI:  shopt -u promptvars nullglob extglob nocaseglob dotglob; { PAYLOAD; };
+//	             __code=$?; pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1; exit $__code;
+//	Codex:       . "$1" && shift && exec "$@"   with $1 = SNAPSHOT and then SHELL -lc PAYLOAD
+func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
+	if len(program) > maxInput {
+		return Envelope{}, false
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(program), "")
+	if err != nil {
+		return Envelope{}, false
+	}
+	for _, shape := range []func(string, *syntax.File, []string) (Envelope, bool){
+		t.claudeCode, t.geminiCLI, t.codexSnapshot,
+	} {
+		if env, ok := shape(program, f, params); ok {
+			return env, true
+		}
+	}
+	return Envelope{}, false
+}
+
+// step is one command of an && / || list, with the operator after it.
+type step struct {
+	stmt *syntax.Stmt
+	op   syntax.BinCmdOperator // 0 after the last
+}
+
+// andOrList flattens a statement made only of && and || into its commands
+// in source order, which is the order bash runs them in (the operators
+// have equal precedence and group to the left).
+func andOrList(s *syntax.Stmt) ([]step, bool) {
+	if !plainStmt(s) {
+		return nil, false
+	}
+	b, ok := s.Cmd.(*syntax.BinaryCmd)
+	if !ok {
+		return []step{{stmt: s}}, true
+	}
+	if b.Op != syntax.AndStmt && b.Op != syntax.OrStmt || len(s.Redirs) > 0 {
+		return nil, false
+	}
+	left, ok := andOrList(b.X)
+	if !ok {
+		return nil, false
+	}
+	right, ok := andOrList(b.Y)
+	if !ok {
+		return nil, false
+	}
+	left[len(left)-1].op = b.Op
+	return append(left, right...), true
+}
+
+// plainStmt is a statement that is not negated, backgrounded or a
+// coprocess: those change what the pieces around it mean.
+func plainStmt(s *syntax.Stmt) bool {
+	return s != nil && s.Cmd != nil && !s.Negated && !s.Background && !s.Coprocess
+}
+
+// call returns the literal words of a simple command without assignments,
+// and its redirections; ok is false for anything else.
+func call(s *syntax.Stmt) (args []string, redirs []*syntax.Redirect, ok bool) {
+	c, isCall := s.Cmd.(*syntax.CallExpr)
+	if !isCall || len(c.Assigns) > 0 || len(c.Args) == 0 {
+		return nil, nil, false
+	}
+	for _, w := range c.Args {
+		lit, isLit := wordValue(w)
+		if !isLit {
+			return nil, nil, false
+		}
+		args = append(args, lit)
+	}
+	return args, s.Redirs, true
+}
+
+// wordValue is a word's value when it has no expansions: plain text and
+// quotes only.
+func wordValue(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "\\*?[~{") {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok || strings.ContainsAny(lit.Value, "\\$`") {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// redirect describes one redirection a piece may carry: the fd, operator
+// and literal target; target "" accepts any target that check accepts.
+type redirect struct {
+	n      string
+	op     syntax.RedirOperator
+	target string
+}
+
+var (
+	errNullRedirect = redirect{n: "2", op: syntax.RdrOut, target: "/dev/null"}
+	inNullRedirect  = redirect{op: syntax.RdrIn, target: "/dev/null"}
+)
+
+// redirectsAre reports whether rs are exactly want, in order; check
+// vets targets left empty in want.
+func redirectsAre(rs []*syntax.Redirect, want []redirect, check func(string) bool) bool {
+	if len(rs) != len(want) {
+		return false
+	}
+	for i, r := range rs {
+		w := want[i]
+		n := ""
+		if r.N != nil {
+			n = r.N.Value
+		}
+		if n != w.n || r.Op != w.op || r.Hdoc != nil || r.Word == nil {
+			return false
+		}
+		target, ok := wordValue(r.Word)
+		if !ok || w.target != "" && target != w.target || w.target == "" && (check == nil || !check(target)) {
+			return false
+		}
+	}
+	return true
+}
+
+// claudeShellOptions are the option settings Claude Code's prologue may
+// make, with the redirection it may carry.
+var claudeShellOptions = [][]string{
+	{"shopt", "-u", "extglob"},
+	{"setopt", "NO_EXTENDED_GLOB"},
+}
+
+// claudeCode recognises Claude Code's envelope.
+func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, bool) {
+	if len(f.Stmts) != 1 || len(f.Last) > 0 {
+		return Envelope{}, false
+	}
+	steps, ok := andOrList(f.Stmts[0])
+	if !ok || len(steps) < 2 {
+		return Envelope{}, false
+	}
+	// The epilogue: && pwd -P >| /tmp/claude-XXXX-cwd, last.
+	last := steps[len(steps)-1]
+	args, rs, ok := call(last.stmt)
+	cwdFile := func(p string) bool { return t.scratchFile(p, "claude-*-cwd") }
+	if !ok || !slices.Equal(args, []string{"pwd", "-P"}) ||
+		!redirectsAre(rs, []redirect{{op: syntax.ClbOut}}, cwdFile) ||
+		steps[len(steps)-2].op != syntax.AndStmt {
+		return Envelope{}, false
+	}
+	// The payload: eval 'PAYLOAD' [< /dev/null], just before.
+	args, rs, ok = call(steps[len(steps)-2].stmt)
+	if !ok || len(args) != 2 || args[0] != "eval" ||
+		!redirectsAre(rs, nil, nil) && !redirectsAre(rs, []redirect{inNullRedirect}, nil) {
+		return Envelope{}, false
+	}
+	payload := args[1]
+	// The prologue: each piece either "X &&" or "X || true &&".
+	for rest := steps[:len(steps)-2]; len(rest) > 0; {
+		if !t.claudePrologue(rest[0].stmt) {
+			return Envelope{}, false
+		}
+		switch {
+		case rest[0].op == syntax.AndStmt:
+			rest = rest[1:]
+		case rest[0].op == syntax.OrStmt && len(rest) > 1 && rest[1].op == syntax.AndStmt && isTrue(rest[1].stmt):
+			rest = rest[2:]
+		default:
+			return Envelope{}, false
+		}
+	}
+	return Envelope{Agent: AgentClaudeCode, Via: agentLabels[AgentClaudeCode], Payload: payload}, true
+}
+
+// claudePrologue reports whether s is one of the pieces Claude Code puts
+// before the payload, optionally with 2>/dev/null.
+func (t Trust) claudePrologue(s *syntax.Stmt) bool {
+	args, rs, ok := call(s)
+	if !ok || !redirectsAre(rs, nil, nil) && !redirectsAre(rs, []redirect{errNullRedirect}, nil) {
+		return false
+	}
+	if len(args) == 2 && (args[0] == "source" || args[0] == ".") {
+		return t.trustedSource(AgentClaudeCode, args[1])
+	}
+	for _, o := range claudeShellOptions {
+		if slices.Equal(args, o) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTrue(s *syntax.Stmt) bool {
+	args, rs, ok := call(s)
+	return ok && len(rs) == 0 && slices.Equal(args, []string{"true"})
+}
+
+// geminiOptions are the shell options Gemini CLI turns off first.
+var geminiOptions = []string{"promptvars", "nullglob", "extglob", "nocaseglob", "dotglob"}
+
+// geminiCLI recognises Gemini CLI's envelope.
+func (t Trust) geminiCLI(src string, f *syntax.File, _ []string) (Envelope, bool) {
+	if len(f.Stmts) != 5 || len(f.Last) > 0 {
+		return Envelope{}, false
+	}
+	for _, s := range f.Stmts {
+		if !plainStmt(s) {
+			return Envelope{}, false
+		}
+	}
+	// shopt -u promptvars nullglob extglob nocaseglob dotglob
+	args, rs, ok := call(f.Stmts[0])
+	if !ok || len(rs) > 0 || len(args) < 3 || args[0] != "shopt" || args[1] != "-u" {
+		return Envelope{}, false
+	}
+	for _, o := range args[2:] {
+		if !slices.Contains(geminiOptions, o) {
+			return Envelope{}, false
+		}
+	}
+	// { PAYLOAD; }
+	block, ok := f.Stmts[1].Cmd.(*syntax.Block)
+	if !ok || len(f.Stmts[1].Redirs) > 0 || len(block.Stmts) == 0 {
+		return Envelope{}, false
+	}
+	// __code=$?
+	c, ok := f.Stmts[2].Cmd.(*syntax.CallExpr)
+	if !ok || len(f.Stmts[2].Redirs) > 0 || len(c.Args) > 0 || len(c.Assigns) != 1 || !isExitStatusAssign(c.Assigns[0]) {
+		return Envelope{}, false
+	}
+	// pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1
+	args, rs, ok = call(f.Stmts[3])
+	pgrepFile := func(p string) bool { return t.scratchFile(p, "shell_pgrep_*.tmp") }
+	if !ok || !slices.Equal(args, []string{"pgrep", "-g", "0"}) ||
+		!redirectsAre(rs, []redirect{{op: syntax.RdrOut}, {n: "2", op: syntax.DplOut, target: "1"}}, pgrepFile) {
+		return Envelope{}, false
+	}
+	// exit $__code
+	x, ok := f.Stmts[4].Cmd.(*syntax.CallExpr)
+	if !ok || len(f.Stmts[4].Redirs) > 0 || len(x.Assigns) > 0 || len(x.Args) != 2 ||
+		x.Args[0].Lit() != "exit" || !isParam(x.Args[1], "__code") {
+		return Envelope{}, false
+	}
+	payload := blockSource(src, block)
+	if payload == "" {
+		return Envelope{}, false
+	}
+	return Envelope{Agent: AgentGeminiCLI, Via: agentLabels[AgentGeminiCLI], Payload: payload}, true
+}
+
+// blockSource is the text between a block's braces, without the blank
+// space and the one ";" the envelope adds before "}".
+func blockSource(src string, b *syntax.Block) string {
+	start, end := int(b.Lbrace.Offset())+1, int(b.Rbrace.Offset())
+	if start > end || end > len(src) {
+		return ""
+	}
+	s := strings.TrimSpace(src[start:end])
+	s = strings.TrimSuffix(s, ";")
+	return strings.TrimSpace(s)
+}
+
+// isExitStatusAssign is `__code=$?`.
+func isExitStatusAssign(a *syntax.Assign) bool {
+	if a.Name == nil || a.Name.Value != "__code" || a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Value == nil {
+		return false
+	}
+	return isParam(a.Value, "?")
+}
+
+// isParam is a word that is exactly $name.
+func isParam(w *syntax.Word, name string) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	p, ok := w.Parts[0].(*syntax.ParamExp)
+	return ok && p.Short && p.Param != nil && p.Param.Value == name &&
+		!p.Excl && !p.Length && !p.Width && p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil
+}
+
+// codexShells are the shells Codex's snapshot envelope may exec.
+var codexShells = []string{"bash", "sh", "zsh"}
+
+// codexSnapshot recognises the envelope Codex uses with shell snapshots:
+// the -c program sources a positional parameter, shifts it away and execs
+// the rest, which is `SHELL -lc PAYLOAD`.
+func (t Trust) codexSnapshot(src string, f *syntax.File, params []string) (Envelope, bool) {
+	if len(f.Stmts) != 1 || len(f.Last) > 0 || len(params) == 0 {
+		return Envelope{}, false
+	}
+	steps, ok := andOrList(f.Stmts[0])
+	if !ok || len(steps) < 2 {
+		return Envelope{}, false
+	}
+	positional := params[1:] // $1 …
+	// . "$N"
+	c, ok := steps[0].stmt.Cmd.(*syntax.CallExpr)
+	if !ok || len(steps[0].stmt.Redirs) > 0 || len(c.Assigns) > 0 || len(c.Args) != 2 ||
+		c.Args[0].Lit() != "." && c.Args[0].Lit() != "source" || steps[0].op != syntax.AndStmt {
+		return Envelope{}, false
+	}
+	n, ok := quotedPositional(c.Args[1])
+	if !ok || n > len(positional) {
+		return Envelope{}, false
+	}
+	var sourced string
+	if n == 0 {
+		sourced = params[0]
+	} else {
+		sourced = positional[n-1]
+	}
+	if !t.trustedSource(AgentCodex, sourced) {
+		return Envelope{}, false
+	}
+	// [shift &&]… exec "$@"
+	for _, st := range steps[1 : len(steps)-1] {
+		args, rs, ok := call(st.stmt)
+		if !ok || len(rs) > 0 || !slices.Equal(args, []string{"shift"}) || st.op != syntax.AndStmt || len(positional) == 0 {
+			return Envelope{}, false
+		}
+		positional = positional[1:]
+	}
+	x, ok := steps[len(steps)-1].stmt.Cmd.(*syntax.CallExpr)
+	if !ok || len(steps[len(steps)-1].stmt.Redirs) > 0 || len(x.Assigns) > 0 || len(x.Args) != 2 ||
+		x.Args[0].Lit() != "exec" || !isQuotedAt(x.Args[1]) {
+		return Envelope{}, false
+	}
+	if len(positional) != 3 || !slices.Contains(codexShells, filepath.Base(positional[0])) ||
+		positional[1] != "-lc" && positional[1] != "-c" {
+		return Envelope{}, false
+	}
+	return Envelope{Agent: AgentCodex, Via: agentLabels[AgentCodex], Payload: positional[2], Shell: positional[0]}, true
+}
+
+// quotedPositional is the N of a word that is exactly "$N" (N < 10).
+func quotedPositional(w *syntax.Word) (int, bool) {
+	if len(w.Parts) != 1 {
+		return 0, false
+	}
+	q, ok := w.Parts[0].(*syntax.DblQuoted)
+	if !ok || q.Dollar || len(q.Parts) != 1 {
+		return 0, false
+	}
+	p, ok := q.Parts[0].(*syntax.ParamExp)
+	if !ok || !p.Short || p.Param == nil || len(p.Param.Value) != 1 || p.Param.Value[0] < '0' || p.Param.Value[0] > '9' {
+		return 0, false
+	}
+	return int(p.Param.Value[0] - '0'), true
+}
+
+// isQuotedAt is a word that is exactly "$@".
+func isQuotedAt(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	q, ok := w.Parts[0].(*syntax.DblQuoted)
+	if !ok || q.Dollar || len(q.Parts) != 1 {
+		return false
+	}
+	p, ok := q.Parts[0].(*syntax.ParamExp)
+	return ok && p.Short && p.Param != nil && p.Param.Value == "@"
+}
+
+// String describes the envelope for logs: "Claude Code envelope".
+func (e Envelope) String() string {
+	return fmt.Sprintf("%s envelope", e.Via)
+}
+
+// parseEnvelopes reads the "envelopes" section: by agent id, an object
+// with trustedSources, a list of absolute (or "~/") globs.
+func (p *parser) parseEnvelopes(v any) map[string]EnvelopeConfig {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		p.warnf("envelopes", "want an object, got %s; using the defaults", describe(v))
+		return nil
+	}
+	out := map[string]EnvelopeConfig{}
+	for _, agent := range sortedKeys(m) {
+		path := joinPath("envelopes", agent)
+		e, ok := m[agent].(map[string]any)
+		if !ok {
+			p.warnf(path, "want an object, got %s; using the defaults", describe(m[agent]))
+			continue
+		}
+		p.unknownFields(path, e, []string{"trustedSources"})
+		list, ok := e["trustedSources"].([]any)
+		if !ok {
+			if e["trustedSources"] != nil {
+				p.warnf(path+".trustedSources", "want a list of globs, got %s; using the defaults", describe(e["trustedSources"]))
+			}
+			continue
+		}
+		c := EnvelopeConfig{TrustedSources: []string{}}
+		for i, item := range list {
+			g, ok := item.(string)
+			abs := ok && (filepath.IsAbs(g) || strings.HasPrefix(g, "~/"))
+			if _, err := glob.Compile(g, '/'); !abs || err != nil {
+				p.warnf(fmt.Sprintf("%s.trustedSources[%d]", path, i), "want an absolute path glob, got %s; ignoring it", describe(item))
+				continue
+			}
+			c.TrustedSources = append(c.TrustedSources, g)
+		}
+		out[agent] = c
+	}
+	return out
+}

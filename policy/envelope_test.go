@@ -1,0 +1,142 @@
+package policy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// EnvelopeVectors are the agents' envelopes in testdata/envelopes/shapes.json.
+type EnvelopeVectors struct {
+	Shapes []struct {
+		Name      string   `json:"name"`
+		Agent     string   `json:"agent"`
+		Argv      []string `json:"argv"`
+		NoHeredoc bool     `json:"noHeredoc"`
+	} `json:"shapes"`
+	Payloads []struct {
+		Name    string `json:"name"`
+		Command string `json:"command"`
+		Heredoc bool   `json:"heredoc"`
+	} `json:"payloads"`
+	Tampered []struct {
+		Name string   `json:"name"`
+		Argv []string `json:"argv"`
+	} `json:"tampered"`
+}
+
+func loadEnvelopeVectors(t *testing.T) EnvelopeVectors {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "envelopes", "shapes.json"))
+	require.NoError(t, err)
+	var v EnvelopeVectors
+	require.NoError(t, json.Unmarshal(raw, &v))
+	require.NotEmpty(t, v.Shapes)
+	return v
+}
+
+// fillEnvelope substitutes the placeholders of one argv template.
+func fillEnvelope(argv []string, home, tmp, payload string, heredoc bool) []string {
+	nullin := " < /dev/null"
+	if heredoc {
+		nullin = ""
+	}
+	r := strings.NewReplacer("{{HOME}}", home, "{{TMP}}", tmp, "{{PAYLOAD}}", payload,
+		"{{CLAUDE}}", "'"+strings.ReplaceAll(payload, "'", `'"'"'`)+"'", "{{NULLIN}}", nullin)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// splitShellArgv finds the -c program and the words after it, for the
+// argv shapes in the vectors (options, then the program).
+func splitShellArgv(argv []string) (string, []string) {
+	i := 1
+	for i < len(argv) && strings.HasPrefix(argv[i], "-") {
+		i++
+	}
+	return argv[i], argv[i+1:]
+}
+
+func TestUnwrapVectors(t *testing.T) {
+	v := loadEnvelopeVectors(t)
+	home, tmp := "/home/ada", "/tmp"
+	trust := NewTrust(nil, home, func(string) string { return "" })
+	for _, shape := range v.Shapes {
+		for _, p := range v.Payloads {
+			if p.Heredoc && shape.NoHeredoc {
+				continue
+			}
+			t.Run(shape.Name+"/"+p.Name, func(t *testing.T) {
+				program, params := splitShellArgv(fillEnvelope(shape.Argv, home, tmp, p.Command, p.Heredoc))
+				env, ok := trust.Unwrap(program, params)
+				if shape.Agent == "" {
+					assert.False(t, ok, "not an envelope: %q", program)
+					return
+				}
+				require.True(t, ok, "envelope not recognised: %q %q", program, params)
+				assert.Equal(t, shape.Agent, env.Agent)
+				assert.Equal(t, AgentLabel(shape.Agent), env.Via)
+				assert.Equal(t, p.Command, env.Payload)
+			})
+		}
+	}
+	for _, tc := range v.Tampered {
+		t.Run("tampered/"+tc.Name, func(t *testing.T) {
+			program, params := splitShellArgv(fillEnvelope(tc.Argv, home, tmp, "", false))
+			env, ok := trust.Unwrap(program, params)
+			assert.False(t, ok, "tampered envelope unwrapped to %+v", env)
+		})
+	}
+}
+
+func TestTrustedSourcesFromConfig(t *testing.T) {
+	cfg, warnings, err := ParseConfig([]byte(`{"version":1,"envelopes":{
+		"claude-code":{"trustedSources":["~/snapshots/*.sh","relative/*.sh",7]},
+		"codex":{"trustedSources":"nope"}}}`))
+	require.NoError(t, err)
+	assert.Len(t, warnings, 3, "%q", warnings)
+	trust := NewTrust(cfg, "/home/ada", func(string) string { return "" })
+	claude := `source /home/ada/snapshots/a.sh && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd`
+	_, ok := trust.Unwrap(claude, nil)
+	assert.True(t, ok, "configured glob trusted")
+	_, ok = trust.Unwrap(strings.Replace(claude, "/home/ada/snapshots", "/home/ada/.claude/shell-snapshots/snapshot", 1), nil)
+	assert.False(t, ok, "configured globs replace the default")
+	codex := `. "$1" && shift && exec "$@"`
+	_, ok = trust.Unwrap(codex, []string{"sh", "/home/ada/.codex/shell_snapshots/x.sh", "/bin/bash", "-lc", "ls"})
+	assert.True(t, ok, "an invalid setting keeps the default")
+}
+
+func TestTrustFollowsAgentHomes(t *testing.T) {
+	env := map[string]string{"CLAUDE_CONFIG_DIR": "/srv/claude", "CODEX_HOME": "/srv/codex", "TMPDIR": "/var/tmp/ada"}
+	trust := NewTrust(nil, "/home/ada", func(k string) string { return env[k] })
+	_, ok := trust.Unwrap(`source /srv/claude/shell-snapshots/snapshot-bash-1.sh && eval 'ls' && pwd -P >| /var/tmp/ada/claude-1f-cwd`, nil)
+	assert.True(t, ok)
+	_, ok = trust.Unwrap(`source /home/ada/.claude/shell-snapshots/snapshot-bash-1.sh && eval 'ls' && pwd -P >| /tmp/claude-1f-cwd`, nil)
+	assert.False(t, ok, "CLAUDE_CONFIG_DIR moves the snapshots")
+	_, ok = trust.Unwrap(`. "$1" && shift && exec "$@"`, []string{"sh", "/srv/codex/shell_snapshots/x.sh", "zsh", "-lc", "ls"})
+	assert.True(t, ok)
+}
+
+func FuzzUnwrap(f *testing.F) {
+	f.Add(`source /h/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd`, "")
+	f.Add(`shopt -u promptvars nullglob extglob nocaseglob dotglob; { ls; }; __code=$?; pgrep -g 0 >/tmp/shell_pgrep_a.tmp 2>&1; exit $__code;`, "")
+	f.Add(`. "$1" && shift && exec "$@"`, "/h/.codex/shell_snapshots/x.sh")
+	trust := NewTrust(nil, "/h", func(string) string { return "" })
+	f.Fuzz(func(t *testing.T, program, param string) {
+		env, ok := trust.Unwrap(program, []string{"sh", param, "bash", "-lc", "ls"})
+		if ok && (env.Payload == "" || env.Via == "") {
+			t.Fatalf("unwrapped to an empty payload: %+v", env)
+		}
+		if ok && env.Agent != AgentCodex && !strings.Contains(program, env.Payload) && env.Agent != AgentClaudeCode {
+			t.Fatalf("payload %q is not part of the program %q", env.Payload, program)
+		}
+	})
+}
