@@ -58,6 +58,7 @@ JSON object per line.`,
 type checker struct {
 	engine *policy.Engine
 	base   policy.Request
+	trust  policy.Trust
 }
 
 // newChecker loads the configuration and the rules. A configuration that
@@ -85,7 +86,8 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 		return nil, fmt.Errorf("--cwd: %w", err)
 	}
 	agent := policy.DetectAgent(g.agent, g.getenv, os.Environ())
-	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path))}, nil
+	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path)),
+		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv)}, nil
 }
 
 func (c *checker) evaluate(command string) policy.Result {
@@ -112,13 +114,24 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Several words are joined as bash -c "$*" would see them.
-	res := c.evaluate(strings.Join(args, " "))
+	// Several words are joined as bash -c "$*" would see them. An agent's
+	// envelope is judged as the shim judges it: by its payload.
+	command := strings.Join(args, " ")
+	env, wrapped := c.trust.Unwrap(command, nil)
+	if wrapped {
+		command = env.Payload
+	}
+	res := c.evaluate(command)
 	if f.json {
-		if err := json.NewEncoder(g.stdout).Encode(toJSON(res)); err != nil {
+		out := toJSON(res)
+		out.Via = env.Via
+		if err := json.NewEncoder(g.stdout).Encode(out); err != nil {
 			return err
 		}
 	} else {
+		if wrapped {
+			fmt.Fprintf(g.stdout, "%s, judging its payload: %s\n", env, prompt.Escape(env.Payload))
+		}
 		writeExplanation(g.stdout, res, c.base.Policy, useColor(g))
 	}
 	if f.exitCode {
@@ -166,7 +179,9 @@ func checkLines(c *checker, in io.Reader, out, errOut io.Writer) error {
 
 // resultJSON is the check contract other tools rely on.
 type resultJSON struct {
-	Command  string        `json:"command"`
+	Command string `json:"command"`
+	// Via names the agent whose envelope carried Command.
+	Via      string        `json:"via,omitempty"`
 	Agent    string        `json:"agent"`
 	Risk     policy.Risk   `json:"risk"`
 	Decision string        `json:"decision"`

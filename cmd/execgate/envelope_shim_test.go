@@ -228,3 +228,22 @@ func envValue(env []string, name string) string {
 	}
 	return ""
 }
+
+// TestCheckEnvelope: `execgate check` judges an envelope by its payload,
+// as the shim does, and says so.
+func TestCheckEnvelope(t *testing.T) {
+	checkEnv(t)
+	t.Setenv("HOME", "/home/ada")
+	t.Setenv("TMPDIR", "")
+	envelope := `source /home/ada/.claude/shell-snapshots/snapshot-bash-1-a.sh 2>/dev/null || true && eval 'rm -rf ~' < /dev/null && pwd -P >| /tmp/claude-12ab-cwd`
+	code, out, _ := checkRun(t, "", "--json", "--", envelope)
+	require.Equal(t, 0, code)
+	var res struct{ Command, Via, Risk string }
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, "rm -rf ~", res.Command)
+	assert.Equal(t, "Claude Code", res.Via)
+	assert.Equal(t, "dangerous", res.Risk)
+
+	_, out, _ = checkRun(t, "", "--", envelope+"; rm -rf /")
+	assert.NotContains(t, out, "envelope", "a tampered envelope is judged whole")
+}
