@@ -64,15 +64,17 @@ var defaultTrustedSources = map[string][]struct{ env, dflt, glob string }{
 
 // Trust holds the files each agent's envelope may source.
 type Trust struct {
-	sources map[string][]*glob.Pattern
+	// sources are absolute path globs by agent, compiled only when an
+	// envelope is met: most commands are not in one.
+	sources map[string][]string
 	tmp     []string // directories the agents' scratch files may be in
 }
 
 // NewTrust compiles the trusted sources for the agents: cfg's when it sets
 // them, else the agents' own snapshot directories. Globs that do not
-// compile or are not absolute are skipped: they trust nothing.
+// compile or are not absolute trust nothing.
 func NewTrust(cfg *Config, home string, getenv func(string) string) Trust {
-	t := Trust{sources: map[string][]*glob.Pattern{}, tmp: []string{"/tmp", "/private/tmp"}}
+	t := Trust{sources: map[string][]string{}, tmp: []string{"/tmp", "/private/tmp"}}
 	if d := getenv("TMPDIR"); filepath.IsAbs(d) && !slices.Contains(t.tmp, filepath.Clean(d)) {
 		t.tmp = append(t.tmp, filepath.Clean(d))
 	}
@@ -83,12 +85,8 @@ func NewTrust(cfg *Config, home string, getenv func(string) string) Trust {
 		return p
 	}
 	add := func(agent, pattern string) {
-		pattern = expand(pattern)
-		if !filepath.IsAbs(pattern) {
-			return
-		}
-		if g, err := glob.Compile(pattern, '/'); err == nil {
-			t.sources[agent] = append(t.sources[agent], g)
+		if pattern = expand(pattern); filepath.IsAbs(pattern) {
+			t.sources[agent] = append(t.sources[agent], pattern)
 		}
 	}
 	for agent, dirs := range defaultTrustedSources {
@@ -120,8 +118,8 @@ func (t Trust) trustedSource(agent, path string) bool {
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
 		return false // no "..", no "//": the glob must see the real name
 	}
-	for _, g := range t.sources[agent] {
-		if g.Match(path) {
+	for _, pattern := range t.sources[agent] {
+		if g, err := glob.Compile(pattern, '/'); err == nil && g.Match(path) {
 			return true
 		}
 	}
@@ -155,7 +153,7 @@ func (t Trust) scratchFile(path, pattern string) bool {
 //	             __code=$?; pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1; exit $__code;
 //	Codex:       . "$1" && shift && exec "$@"   with $1 = SNAPSHOT and then SHELL -lc PAYLOAD
 func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
-	if len(program) > maxInput {
+	if len(program) > maxInput || !mayBeEnvelope(program, params) {
 		return Envelope{}, false
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(program), "")
@@ -170,6 +168,14 @@ func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
 		}
 	}
 	return Envelope{}, false
+}
+
+// mayBeEnvelope is a quick look for a word each shape must contain, so
+// that the commands in no envelope (nearly all of them) are not parsed
+// twice.
+func mayBeEnvelope(program string, params []string) bool {
+	return strings.Contains(program, "pwd") || strings.Contains(program, "__code") ||
+		len(params) >= 4 && strings.Contains(program, "exec")
 }
 
 // step is one command of an && / || list, with the operator after it.

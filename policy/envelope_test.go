@@ -140,3 +140,20 @@ func FuzzUnwrap(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkUnwrap is the envelope check on the shim's path: for a plain
+// command (the common case, which must cost next to nothing) and for a
+// Claude Code envelope; NewTrust included, as the shim builds one per run.
+func BenchmarkUnwrap(b *testing.B) {
+	getenv := func(string) string { return "" }
+	for _, bc := range []struct{ name, program string }{
+		{"plain", "git status"},
+		{"claude", `source /home/ada/.claude/shell-snapshots/snapshot-bash-1763800000000-x1y2z3.sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-4f2a-cwd`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				NewTrust(nil, "/home/ada", getenv).Unwrap(bc.program, []string{"bash"})
+			}
+		})
+	}
+}
