@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The shim benchmarks run whole processes the way an agent does: stdout and
@@ -109,4 +111,28 @@ func BenchmarkShimPipeline(b *testing.B) {
 	realBash(b)
 	e := newShimEnv(b, "")
 	benchShimRun(b, e, gitRepo(b), e.shim("bash"), "bash", "-c", "git log --oneline -5 | head -3 && ls | wc -l")
+}
+
+// claudeEnvelope is `git status` as Claude Code sends it, with a snapshot
+// in e's home directory.
+func claudeEnvelope(b *testing.B, e *shimEnv) string {
+	home := envValue(e.env, "HOME")
+	snap := filepath.Join(home, ".claude", "shell-snapshots", "snapshot-bash-1763800000000-x1y2z3.sh")
+	require.NoError(b, os.MkdirAll(filepath.Dir(snap), 0o700))
+	require.NoError(b, os.WriteFile(snap, []byte("export SNAPSHOT_LOADED=1\n"), 0o600))
+	return "source " + snap + " 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| " +
+		filepath.Join(os.TempDir(), "claude-be9c-cwd")
+}
+
+// BenchmarkShimClaudeEnvelope is what an agent's every command costs
+// through Claude Code's envelope (bash must run: no exec shortcut).
+func BenchmarkShimBashClaudeEnvelope(b *testing.B) {
+	e := newShimEnv(b, "")
+	benchShimRun(b, e, gitRepo(b), realBash(b), "bash", "-c", claudeEnvelope(b, e))
+}
+
+func BenchmarkShimClaudeEnvelope(b *testing.B) {
+	realBash(b)
+	e := newShimEnv(b, "")
+	benchShimRun(b, e, gitRepo(b), e.shim("bash"), "bash", "-c", claudeEnvelope(b, e))
 }
