@@ -247,3 +247,19 @@ func TestCheckEnvelope(t *testing.T) {
 	_, out, _ = checkRun(t, "", "--", envelope+"; rm -rf /")
 	assert.NotContains(t, out, "envelope", "a tampered envelope is judged whole")
 }
+
+// TestShimPromptShowsPayload: at the terminal prompt a person sees the
+// model's command and which agent sent it, not the envelope's plumbing.
+func TestShimPromptShowsPayload(t *testing.T) {
+	realBash(t)
+	e, home, tmp := envelopeEnv(t, "")
+	v := readEnvelopeVectors(t)
+	argv := fillArgv(v.Shapes[0].Argv, home, tmp, "mkdir made-here && echo made", false)
+	o, screen := ptyRun(t, e, "o", argv...)
+	assert.Equal(t, outcome{stdout: "made\n", status: 0}, o)
+	assert.Contains(t, screen, "mkdir made-here && echo made")
+	assert.Contains(t, screen, "Claude Code")
+	assert.NotContains(t, screen, "shell-snapshots", "the envelope is not shown")
+	assert.NotContains(t, screen, "pwd -P")
+	assert.DirExists(t, filepath.Join(e.work, "made-here"))
+}
