@@ -84,5 +84,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(configCommands(g)...)
 	root.AddCommand(newShCmd(g), newLogCmd(g))
 	root.AddCommand(hubCommands(g)...)
+	root.AddCommand(newSetupCmd(g))
 	return root
 }
