@@ -1,58 +1,21 @@
 package policy
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/vectors"
 )
 
-// EnvelopeVectors are the agents' envelopes in testdata/envelopes/shapes.json.
-type EnvelopeVectors struct {
-	Shapes []struct {
-		Name      string   `json:"name"`
-		Agent     string   `json:"agent"`
-		Argv      []string `json:"argv"`
-		NoHeredoc bool     `json:"noHeredoc"`
-	} `json:"shapes"`
-	Payloads []struct {
-		Name    string `json:"name"`
-		Command string `json:"command"`
-		Heredoc bool   `json:"heredoc"`
-	} `json:"payloads"`
-	Tampered []struct {
-		Name string   `json:"name"`
-		Argv []string `json:"argv"`
-	} `json:"tampered"`
-}
-
-func loadEnvelopeVectors(t *testing.T) EnvelopeVectors {
+func loadEnvelopeVectors(t *testing.T) vectors.Envelopes {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", "envelopes", "shapes.json"))
+	v, err := vectors.ReadEnvelopes()
 	require.NoError(t, err)
-	var v EnvelopeVectors
-	require.NoError(t, json.Unmarshal(raw, &v))
 	require.NotEmpty(t, v.Shapes)
 	return v
-}
-
-// fillEnvelope substitutes the placeholders of one argv template.
-func fillEnvelope(argv []string, home, tmp, payload string, heredoc bool) []string {
-	nullin := " < /dev/null"
-	if heredoc {
-		nullin = ""
-	}
-	r := strings.NewReplacer("{{HOME}}", home, "{{TMP}}", tmp, "{{PAYLOAD}}", payload,
-		"{{CLAUDE}}", "'"+strings.ReplaceAll(payload, "'", `'"'"'`)+"'", "{{NULLIN}}", nullin)
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = r.Replace(a)
-	}
-	return out
 }
 
 // splitShellArgv finds the -c program and the words after it, for the
@@ -75,7 +38,7 @@ func TestUnwrapVectors(t *testing.T) {
 				continue
 			}
 			t.Run(shape.Name+"/"+p.Name, func(t *testing.T) {
-				program, params := splitShellArgv(fillEnvelope(shape.Argv, home, tmp, p.Command, p.Heredoc))
+				program, params := splitShellArgv(vectors.Fill(shape.Argv, home, tmp, p.Command, p.Heredoc))
 				env, ok := trust.Unwrap(program, params)
 				if shape.Agent == "" {
 					assert.False(t, ok, "not an envelope: %q", program)
@@ -90,7 +53,7 @@ func TestUnwrapVectors(t *testing.T) {
 	}
 	for _, tc := range v.Tampered {
 		t.Run("tampered/"+tc.Name, func(t *testing.T) {
-			program, params := splitShellArgv(fillEnvelope(tc.Argv, home, tmp, "", false))
+			program, params := splitShellArgv(vectors.Fill(tc.Argv, home, tmp, "", false))
 			env, ok := trust.Unwrap(program, params)
 			assert.False(t, ok, "tampered envelope unwrapped to %+v", env)
 		})

@@ -13,51 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/internal/vectors"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/shim"
 )
 
-// envelopeVectors are testdata/envelopes/shapes.json: the agents'
-// envelopes, the payloads to put in them and tampered envelopes.
-type envelopeVectors struct {
-	Shapes []struct {
-		Name      string   `json:"name"`
-		Agent     string   `json:"agent"`
-		Argv      []string `json:"argv"`
-		NoHeredoc bool     `json:"noHeredoc"`
-	} `json:"shapes"`
-	Payloads []struct {
-		Name    string `json:"name"`
-		Command string `json:"command"`
-		Heredoc bool   `json:"heredoc"`
-	} `json:"payloads"`
-	Tampered []struct {
-		Name string   `json:"name"`
-		Argv []string `json:"argv"`
-	} `json:"tampered"`
-}
-
-func readEnvelopeVectors(t *testing.T) envelopeVectors {
+func readEnvelopeVectors(t *testing.T) vectors.Envelopes {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/envelopes/shapes.json")
+	v, err := vectors.ReadEnvelopes()
 	require.NoError(t, err)
-	var v envelopeVectors
-	require.NoError(t, json.Unmarshal(raw, &v))
 	return v
-}
-
-func fillArgv(argv []string, home, tmp, payload string, heredoc bool) []string {
-	nullin := " < /dev/null"
-	if heredoc {
-		nullin = ""
-	}
-	r := strings.NewReplacer("{{HOME}}", home, "{{TMP}}", tmp, "{{PAYLOAD}}", payload,
-		"{{CLAUDE}}", "'"+strings.ReplaceAll(payload, "'", `'"'"'`)+"'", "{{NULLIN}}", nullin)
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = r.Replace(a)
-	}
-	return out
 }
 
 // envelopeEnv is a shim environment with the agents' snapshot files in
@@ -117,7 +82,7 @@ func TestShimEnvelopes(t *testing.T) {
 				continue
 			}
 			t.Run(shape.Name+"/"+p.Name, func(t *testing.T) {
-				argv := fillArgv(shape.Argv, home, tmp, p.Command, p.Heredoc)
+				argv := vectors.Fill(shape.Argv, home, tmp, p.Command, p.Heredoc)
 				bare := run(e.shim("bash"), []string{"bash", "-c", p.Command})
 				got := run(e.shim("bash"), argv)
 				ev := lastDecision(t, e)
@@ -169,7 +134,7 @@ func TestShimTamperedEnvelopes(t *testing.T) {
 	for _, tc := range v.Tampered {
 		t.Run(tc.Name, func(t *testing.T) {
 			require.NoError(t, os.MkdirAll(victim, 0o700))
-			argv := fillArgv(tc.Argv, home, tmp, "", false)
+			argv := vectors.Fill(tc.Argv, home, tmp, "", false)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			o := runOutcome(t, e.command(ctx, e.shim("bash"), argv...), "")
@@ -254,7 +219,7 @@ func TestShimPromptShowsPayload(t *testing.T) {
 	realBash(t)
 	e, home, tmp := envelopeEnv(t, "")
 	v := readEnvelopeVectors(t)
-	argv := fillArgv(v.Shapes[0].Argv, home, tmp, "mkdir made-here && echo made", false)
+	argv := vectors.Fill(v.Shapes[0].Argv, home, tmp, "mkdir made-here && echo made", false)
 	o, screen := ptyRun(t, e, "o", argv...)
 	assert.Equal(t, outcome{stdout: "made\n", status: 0}, o)
 	assert.Contains(t, screen, "mkdir made-here && echo made")
