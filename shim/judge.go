@@ -14,6 +14,14 @@ import (
 // or the interactive gate let a typed line through.
 const EventAllowed = "exec.allowed"
 
+// EventDeferred is the audit event of a command that needed a person when
+// none could be asked, left to the agent's own prompt (Claude Code's
+// "ask"): execgate did not decide it.
+const EventDeferred = "exec.deferred"
+
+// ByAgent is Event.DecidedBy for a decision left to the agent's prompt.
+const ByAgent = "agent"
+
 // JudgeOptions describe a command to decide on without running it, as an
 // agent's pre-tool hook or the interactive gate asks.
 type JudgeOptions struct {
@@ -38,6 +46,11 @@ type JudgeOptions struct {
 	// Timeout, when positive, bounds the wait for a human below the
 	// policy's timeoutMs: a hook must answer within the agent's budget.
 	Timeout time.Duration
+	// Defer leaves a command that needs a person, when nobody can be
+	// asked, to the agent's own prompt instead of applying askFallback:
+	// the Judgement is Unanswered and not Allow, and the audit log says
+	// the agent decides.
+	Defer bool
 	// Stderr receives debug logging with EXECGATE_DEBUG=1; nil means
 	// os.Stderr.
 	Stderr *os.File
@@ -118,6 +131,12 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	}
 	ev := s.ev
 	ev.DecidedBy, ev.ApprovalID, ev.Message, ev.Allowlisted = v.by, v.approvalID, v.message, v.added
+	if o.Defer && v.nobody {
+		j.Allow, j.DecidedBy, j.Message = false, ByAgent, ""
+		ev.Event, ev.Decision, ev.DecidedBy, ev.Message = EventDeferred, string(policy.AskHuman), ByAgent, ""
+		s.record(ev)
+		return j
+	}
 	if v.allow {
 		ev.Event, ev.Decision = EventAllowed, string(policy.Allow)
 		<-s.touchAllowlist(cfg, agent, configPath, res)

@@ -85,5 +85,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(newShCmd(g), newLogCmd(g))
 	root.AddCommand(hubCommands(g)...)
 	root.AddCommand(newSetupCmd(g))
+	root.AddCommand(newHookCmd(g))
 	return root
 }

@@ -176,6 +176,8 @@ func writeEvent(w io.Writer, ev shim.Event) error {
 		if len(ev.Allowlisted) > 0 {
 			what += ", now allowlisted: " + strings.Join(ev.Allowlisted, "; ")
 		}
+	case shim.EventDeferred:
+		what = fmt.Sprintf("%s, left to %s's prompt", ev.Risk, ev.Via)
 	case shim.EventFinished:
 		if ev.ExitStatus != nil {
 			what = fmt.Sprintf("exit %d", *ev.ExitStatus)
