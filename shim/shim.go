@@ -190,6 +190,9 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	req.Policy = s.sessionPolicy(ctx, agent, req.Policy)
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
+	if status, sig, ok := s.interactive(ctx, run, req, configPath); ok {
+		return status, sig // see interactive.go
+	}
 
 	res, inspected := s.evaluate(req)
 	req.Command = s.judged()

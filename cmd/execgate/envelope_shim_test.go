@@ -228,3 +228,34 @@ func TestShimPromptShowsPayload(t *testing.T) {
 	assert.NotContains(t, screen, "pwd -P")
 	assert.DirExists(t, filepath.Join(e.work, "made-here"))
 }
+
+// TestShimCodexEnvelopeIntoShim: when Codex's snapshot envelope execs the
+// shim itself with the payload, the payload is judged once, by that inner
+// shim, not twice.
+func TestShimCodexEnvelopeIntoShim(t *testing.T) {
+	realBash(t)
+	e, home, _ := envelopeEnv(t, "")
+	snap := filepath.Join(home, ".codex", "shell_snapshots", "0198c9a2-7d3e-7b21-9f00-5c4d3e2f1a0b.sh")
+	argv := func(payload string) []string {
+		return []string{"bash", "-c", `. "$1" && shift && exec "$@"`, "bash", snap, e.shim("bash"), "-lc", payload}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), argv("echo \"$SNAPSHOT_LOADED\"")...), "")
+	assert.Equal(t, outcome{stdout: filepath.Base(snap) + "\n"}, o)
+
+	victim := filepath.Join(home, "victim")
+	require.NoError(t, os.MkdirAll(victim, 0o700))
+	before := len(e.readAudit())
+	o = runOutcome(t, e.command(ctx, e.shim("bash"), argv("rm -rf "+victim)...), "")
+	denyLine(t, o, "execgate: denied: ")
+	assert.DirExists(t, victim)
+	var denied int
+	for _, ev := range e.readAudit()[before:] {
+		if ev.Event == shim.EventDenied {
+			denied++
+			assert.Equal(t, "rm -rf "+victim, ev.Command)
+		}
+	}
+	assert.Equal(t, 1, denied, "judged once, by the inner shim")
+}

@@ -86,5 +86,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(hubCommands(g)...)
 	root.AddCommand(newSetupCmd(g))
 	root.AddCommand(newHookCmd(g))
+	root.AddCommand(newGateCmd(g))
 	return root
 }
