@@ -105,10 +105,8 @@ esac
 cat <<EOF
 install.sh: next steps
   - see what execgate would do:   execgate check -- 'git status; rm -rf ~'
-  - point an agent at the shim, so every command it runs goes through the gate:
-      Claude Code, Codex, Gemini CLI and most agents use \$SHELL or the bash on PATH:
-        SHELL=$shimdir/bash PATH="$shimdir:\$PATH" claude
-      make:  make SHELL=$shimdir/bash      npm:  npm config set script-shell $shimdir/bash
+  - put your agent behind the gate (shows what it would change; add --apply, undo with --undo):
+      execgate setup claude      (or: codex, gemini, aider, shell for make/npm/\$SHELL)
   - watch what runs:               execgate log --follow
   - edit the policy:               execgate policy / execgate allow / execgate deny (config: $config)
   - approve from another terminal: execgate hub --detach, then execgate approve
