@@ -97,6 +97,9 @@ type frame struct {
 	src   string
 	depth int
 	via   []string
+	// lang is the language of the shell that runs src: bash unless a
+	// nested sh, dash, zsh or ksh runs it, which read some text otherwise.
+	lang syntax.LangVariant
 }
 
 // analyzer walks one command.
@@ -113,8 +116,27 @@ type analyzer struct {
 	problems  []Reason // findings not tied to a segment (parse errors)
 }
 
-func (a *analyzer) parser() *syntax.Parser {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(lang))
+}
+
+// shellLangs are the languages of the shells a payload may be given to.
+// Any other runner of a -c script (sh, dash, su's login shell, flock's
+// $SHELL) is read as POSIX sh: where bash and sh read a text differently
+// ($'…' quoting above all), the POSIX reading shows what dash would run.
+var shellLangs = map[string]syntax.LangVariant{
+	"bash": syntax.LangBash,
+	"zsh":  syntax.LangZsh,
+	"ksh":  syntax.LangMirBSDKorn,
+	"mksh": syntax.LangMirBSDKorn,
+}
+
+// shellLang is the language a -c script given to program is read in.
+func shellLang(program string) syntax.LangVariant {
+	if l, ok := shellLangs[program]; ok {
+		return l
+	}
+	return syntax.LangPOSIX
 }
 
 // program parses src and walks it. It returns the parse error, if any.
@@ -122,7 +144,7 @@ func (a *analyzer) program(src string, f frame) error {
 	if len(src) > maxInput {
 		return fmt.Errorf("command is %d bytes, more than the %d this analysis reads", len(src), maxInput)
 	}
-	file, err := a.parser().Parse(strings.NewReader(src), "")
+	file, err := a.parser(f.lang).Parse(strings.NewReader(src), "")
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 			return words, unwrapSelf
 		case matchesAny(spec.ShellOptions, t):
 			payload, ok := optionArgument(args, &i, matchingSpec(spec.ShellOptions, t))
-			a.nestedWord(seg, payload, ok, name+" "+t, s, f)
+			a.nestedWord(seg, payload, ok, name, name+" "+t, s, f)
 			return nil, unwrapDone
 		case matchesAny(spec.SplitOptions, t):
 			payload, ok := optionArgument(args, &i, matchingSpec(spec.SplitOptions, t))
@@ -155,7 +155,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 	// flock FILE -c COMMAND: the script option may follow the operands.
 	if i < len(args) && args[i].known && matchesAny(spec.ShellOptions, args[i].text) {
 		payload, ok := optionArgument(args, &i, matchingSpec(spec.ShellOptions, args[i].text))
-		a.nestedWord(seg, payload, ok, name+" -c", s, f)
+		a.nestedWord(seg, payload, ok, name, name+" -c", s, f)
 		return nil, unwrapDone
 	}
 	if i >= len(args) {
@@ -300,8 +300,10 @@ func matchesAny(specs []string, arg string) bool {
 }
 
 // nestedWord parses a payload word (bash -c PAYLOAD, su -c PAYLOAD) when
-// it is literal, and marks the segment opaque when it is not.
-func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, label string, s *syntax.Stmt, f frame) {
+// it is literal, and marks the segment opaque when it is not. runner is the
+// program that runs it, which sets the language it is read in; "" for the
+// current shell (eval, trap).
+func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, runner, label string, s *syntax.Stmt, f frame) {
 	if !ok {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is missing its script", label), Rule: "missing-payload"})
 		a.redirects(seg, s, f)
@@ -311,6 +313,9 @@ func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, label string,
 	if !payload.known {
 		a.opaquePayload(seg, payload, label, s, f)
 		return
+	}
+	if runner != "" {
+		f.lang = shellLang(path.Base(runner))
 	}
 	a.nested(seg, payload.text, label, s, f)
 }
@@ -372,7 +377,7 @@ func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f fra
 		return
 	}
 	saved := a.cwd
-	inner := frame{depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), label)}
+	inner := frame{depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), label), lang: f.lang}
 	if err := a.program(src, inner); err != nil {
 		seg.Opaque = true
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error", Firm: true})
@@ -560,7 +565,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s -c is missing its script", name), Rule: "missing-payload"})
 			return false
 		}
-		a.nestedWord(seg, args[i], true, label, s, f)
+		a.nestedWord(seg, args[i], true, name, label, s, f)
 		return true
 	}
 	if i < len(args) && !sflag {
@@ -685,7 +690,7 @@ func (a *analyzer) eval(seg *Segment, words []word, s *syntax.Stmt, f frame) boo
 	if len(parts) == 0 {
 		return false
 	}
-	a.nestedWord(seg, payload, true, "eval", s, f)
+	a.nestedWord(seg, payload, true, "", "eval", s, f)
 	return true
 }
 
@@ -718,7 +723,7 @@ func (a *analyzer) trap(seg *Segment, words []word, s *syntax.Stmt, f frame) boo
 	if len(args) < 2 || args[0].text == "-" || (args[0].known && isOption(args[0].text)) {
 		return false
 	}
-	a.nestedWord(seg, args[0], true, "trap", s, f)
+	a.nestedWord(seg, args[0], true, "", "trap", s, f)
 	return true
 }
 

@@ -455,8 +455,10 @@ func isParam(w *syntax.Word, name string) bool {
 		!p.Excl && !p.Length && !p.Width && p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil
 }
 
-// codexShells are the shells Codex's snapshot envelope may exec.
-var codexShells = []string{"bash", "sh", "zsh"}
+// codexShells are the shells Codex's snapshot envelope may exec and have
+// the payload judged as bash: only bash, since sh (dash) and zsh read some
+// text differently (`$'…'`), and the payload is judged as bash reads it.
+var codexShells = []string{"bash"}
 
 // codexSnapshot recognises the envelope Codex uses with shell snapshots:
 // the -c program sources a positional parameter, shifts it away and execs

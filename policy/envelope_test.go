@@ -84,7 +84,7 @@ func TestTrustFollowsAgentHomes(t *testing.T) {
 	assert.True(t, ok)
 	_, ok = trust.Unwrap(`source /home/ada/.claude/shell-snapshots/snapshot-bash-1.sh && eval 'ls' && pwd -P >| /tmp/claude-1f-cwd`, nil)
 	assert.False(t, ok, "CLAUDE_CONFIG_DIR moves the snapshots")
-	_, ok = trust.Unwrap(`. "$1" && shift && exec "$@"`, []string{"sh", "/srv/codex/shell_snapshots/x.sh", "zsh", "-lc", "ls"})
+	_, ok = trust.Unwrap(`. "$1" && shift && exec "$@"`, []string{"sh", "/srv/codex/shell_snapshots/x.sh", "bash", "-lc", "ls"})
 	assert.True(t, ok)
 }
 
@@ -119,4 +119,28 @@ func BenchmarkUnwrap(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestNestedShellLanguage: a script given to sh is read as sh reads it.
+// Under bash $'…' is one quoted word; dash reads $ and a quoted '\', so the
+// touch below runs there and must be seen.
+func TestNestedShellLanguage(t *testing.T) {
+	e, err := NewEngine()
+	require.NoError(t, err)
+	payload := `echo $'\' ; touch /tmp/pwned ; \'' #'`
+	quoted := "'" + strings.ReplaceAll(payload, "'", `'"'"'`) + "'"
+	run := func(shell string) Result {
+		return e.Evaluate(Request{Command: shell + " -c " + quoted, Policy: BuiltinPolicy()})
+	}
+	assert.Equal(t, Safe, run("bash").Risk, "bash: one echo")
+	for _, sh := range []string{"sh", "dash", "/bin/sh"} {
+		assert.NotEqual(t, Safe, run(sh).Risk, sh)
+	}
+	var argv0 []string
+	for _, seg := range run("sh").Segments {
+		if len(seg.Argv) > 0 {
+			argv0 = append(argv0, seg.Argv[0])
+		}
+	}
+	assert.Contains(t, argv0, "touch", "sh -c is read as sh reads it")
 }
