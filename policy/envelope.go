@@ -418,11 +418,29 @@ func (t Trust) geminiCLI(src string, f *syntax.File, _ []string) (Envelope, bool
 		x.Args[0].Lit() != "exit" || !isParam(x.Args[1], "__code") {
 		return Envelope{}, false
 	}
+	if hasHeredoc(block) {
+		// A here-document's body follows the line it starts on, past the
+		// closing brace, where blockSource would not show it; Gemini's
+		// own envelope cannot carry one anyway.
+		return Envelope{}, false
+	}
 	payload := blockSource(src, block)
 	if payload == "" {
 		return Envelope{}, false
 	}
 	return Envelope{Agent: AgentGeminiCLI, Via: agentLabels[AgentGeminiCLI], Payload: payload}, true
+}
+
+// hasHeredoc reports whether n holds a here-document.
+func hasHeredoc(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && r.Hdoc != nil {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // blockSource is the text between a block's braces, without the blank

@@ -162,6 +162,22 @@ var gateRules = []gateRule{
 				return strings.Contains(n.Value, gatePrefix)
 			case *syntax.SglQuoted:
 				return strings.Contains(n.Value, gatePrefix)
+			case *syntax.Word:
+				// The name may be spelt in pieces: "__exec""gate_int".
+				return strings.Contains(literalParts(n), gatePrefix)
+			}
+			return false
+		}},
+	{id: "variable-names", reason: "sets a variable by a name only known at run time, or the prompt by a route the interactive gate does not follow",
+		examples: []string{`declare "__exec""gate_int=x"`, `v=__exec; declare ${v}gate_line=0`, `printf -v PS1 %s '$(id)'`,
+			`read PS1 <<< x`, `declare 'PS1=$(id)'`, `export PROMPT_COMMAND=id`, `printf -v"$n" %s x`, `mapfile -t PS0 < f`},
+		programs: []string{"declare", "typeset", "local", "export", "readonly", "printf", "read", "mapfile", "readarray"},
+		test: func(c gateCall, _ gateEnv) bool {
+			for _, name := range c.variableNames() {
+				if !name.static || strings.HasPrefix(name.text, gatePrefix) ||
+					slices.Contains(promptVars, name.text) || name.text == "PROMPT_COMMAND" {
+					return true
+				}
 			}
 			return false
 		}},
@@ -404,11 +420,18 @@ func disarmsDepth(line string, env gateEnv, depth int) string {
 				piped[n.Y] = true
 			}
 		case *syntax.Stmt:
-			call, ok := n.Cmd.(*syntax.CallExpr)
-			if !ok || len(call.Args) == 0 {
+			var c gateCall
+			switch cmd := n.Cmd.(type) {
+			case *syntax.CallExpr:
+				if len(cmd.Args) == 0 {
+					return true
+				}
+				c = newGateCall(cmd.Args)
+			case *syntax.DeclClause:
+				c = declCall(cmd)
+			default:
 				return true
 			}
-			c := newGateCall(call.Args)
 			c.stdinRedirected = piped[n] || readsStdin(n.Redirs)
 			for _, r := range gateRules {
 				if r.matches(c, env) {
@@ -510,6 +533,77 @@ func newGateCall(words []*syntax.Word) gateCall {
 		c.name = args[0].text
 	}
 	return c
+}
+
+// declCall is a declaration (declare, export, local …) as a call: each
+// NAME=VALUE is its NAME= (names are literal there), each other word as
+// written.
+func declCall(d *syntax.DeclClause) gateCall {
+	c := gateCall{name: d.Variant.Value, args: []gateArg{{text: d.Variant.Value, static: true}}}
+	for _, a := range d.Args {
+		switch {
+		case a.Name != nil && !a.Naked:
+			c.args = append(c.args, gateArg{text: a.Name.Value + "=", static: true})
+		case a.Name != nil:
+			c.args = append(c.args, gateArg{text: a.Name.Value, static: true})
+		case a.Value != nil:
+			c.args = append(c.args, wordArg(a.Value))
+		}
+	}
+	return c
+}
+
+// literalParts is the text of a word's quoted and unquoted literal parts,
+// the expansions left out.
+func literalParts(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// variableNames are the variables a declaring or reading builtin sets:
+// NAME of NAME=VALUE operands, printf's -v NAME, read's and mapfile's
+// operands. A name with an expansion in it is returned not static.
+func (c gateCall) variableNames() []gateArg {
+	var names []gateArg
+	name := func(a gateArg) gateArg {
+		n, _, _ := strings.Cut(a.text, "=")
+		n, _, _ = strings.Cut(n, "[")
+		return gateArg{text: n, static: a.static || !strings.ContainsAny(n, "$`")}
+	}
+	switch c.name {
+	case "printf":
+		for i := 1; i < len(c.args); i++ {
+			a := c.args[i]
+			if !a.static && strings.HasPrefix(a.text, "-v") {
+				return []gateArg{{text: a.text}}
+			}
+			if v, ok := strings.CutPrefix(a.text, "-v"); ok && a.static {
+				if v == "" && i+1 < len(c.args) {
+					return []gateArg{name(c.args[i+1])}
+				}
+				return []gateArg{name(gateArg{text: v, static: true})}
+			}
+		}
+		return nil
+	}
+	for _, a := range c.operands() {
+		names = append(names, name(a))
+	}
+	return names
 }
 
 // wordArg evaluates a word that holds no expansion; others stay source

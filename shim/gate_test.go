@@ -38,6 +38,8 @@ func TestGateAllowsOrdinaryLines(t *testing.T) {
 		"bash -c 'echo hi'", "bash script.sh", "sh -c true", "echo 'echo hi' | bash", "bash < script.sh",
 		"bash <<'EOF'\necho hi\nEOF", "exec >/dev/null", "exec 3<file", "exec ls", "command -v bash", "zsh -c 'echo hi'",
 		"eval 'echo hi'", "eval \"$cmd\"", "history", "history -a",
+		"export PATH=$PATH:/opt/bin", "declare -a arr=(1 2)", "read -r line < f", "printf -v out %s x", "local x",
+		"export EDITOR=vim", "mapfile -t lines < f",
 	} {
 		assert.Empty(t, disarms(line, noShim), "%q", line)
 	}

@@ -119,7 +119,10 @@ func hookAgents() []hookAgent {
 	return []hookAgent{
 		{name: "claude", via: "Claude Code", agent: "claude-code", event: "PreToolUse", tools: []string{"Bash"},
 			timeout: 600 * time.Second, deferAsk: true, encode: preToolUse(true)},
-		{name: "codex", via: "Codex", agent: "codex", event: "PreToolUse", tools: []string{"Bash"},
+		// Codex reports its shell tools as Bash; the internal names are
+		// judged too, should a version send them, rather than let through.
+		{name: "codex", via: "Codex", agent: "codex", event: "PreToolUse",
+			tools:   []string{"Bash", "shell", "shell_command", "exec_command", "local_shell"},
 			timeout: 600 * time.Second, encode: preToolUse(false)},
 		{name: "gemini", via: "Gemini CLI", agent: "gemini-cli", event: "BeforeTool", tools: []string{"run_shell_command"},
 			dirKeys: []string{"dir_path", "directory"}, timeout: 60 * time.Second, encode: beforeTool},
