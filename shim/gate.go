@@ -44,7 +44,8 @@ func Gate(ctx context.Context, o GateOptions) Judgement {
 		line = expandAliases(line, o.Aliases)
 	}
 	if reason := disarms(line, gateEnvFor(o.Getenv)); reason != "" {
-		return refuseDisarm(o.JudgeOptions, line, reason)
+		o.Command = line
+		return Refuse(o.JudgeOptions, policy.Dangerous.String(), reason+" (it would disarm the interactive gate)")
 	}
 	if code := promptCode(line); len(code) > 0 {
 		line += "\n# run by the prompt it sets:\n" + strings.Join(code, "\n")
@@ -63,33 +64,6 @@ func Gate(ctx context.Context, o GateOptions) Judgement {
 		return getenv(k)
 	}
 	return Judge(ctx, o.JudgeOptions)
-}
-
-// refuseDisarm records and returns the refusal of a line that would disarm
-// the gate.
-func refuseDisarm(o JudgeOptions, line, reason string) Judgement {
-	stderr := o.Stderr
-	if stderr == nil {
-		stderr = os.Stderr
-	}
-	s := newSession(Options{Getenv: o.Getenv, Environ: o.Environ, Stderr: stderr})
-	cwd := o.Cwd
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			s.warnf("current directory: %v", err)
-		}
-	}
-	j := Judgement{
-		Risk: policy.Dangerous.String(), Reasons: []string{reason}, DecidedBy: ByPolicy, ID: newID(),
-		Message: "execgate: denied: " + oneLine(reason) + " (it would disarm the interactive gate)",
-	}
-	s.record(Event{
-		Event: EventDenied, ID: j.ID, Pid: os.Getpid(), Agent: policy.DetectAgent(o.Agent, s.getenv, s.o.Environ),
-		Cwd: cwd, Command: line, Via: o.Via, Source: o.Source, Risk: j.Risk, Reasons: j.Reasons,
-		Decision: string(policy.Deny), DecidedBy: j.DecidedBy, Message: j.Message,
-	})
-	return j
 }
 
 // gateRule is one way a typed line could turn the gate off or go around

@@ -87,22 +87,11 @@ type Judgement struct {
 // Whatever goes wrong (rules that do not load, a hub that dies while
 // asking) ends in a refusal, never an allowance.
 func Judge(ctx context.Context, o JudgeOptions) Judgement {
-	stderr := o.Stderr
-	if stderr == nil {
-		stderr = os.Stderr
-	}
-	s := newSession(Options{Getenv: o.Getenv, Environ: o.Environ, Asker: o.Asker, Stderr: stderr})
+	s, cwd := judgeSession(o)
 	s.cl = CommandLine{Source: FromString, Command: o.Command}
 	s.via = o.Via
 
 	cfg, configPath, _ := s.loadConfig()
-	cwd := o.Cwd
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			s.warnf("current directory: %v", err)
-		}
-	}
 	agent := policy.DetectAgent(o.Agent, s.getenv, s.o.Environ)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.hub = s.connectHub(ctx, cfg)
@@ -144,5 +133,40 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		ev.Event, ev.Decision = EventDenied, string(policy.Deny)
 	}
 	s.record(ev)
+	return j
+}
+
+// judgeSession is the session Judge and Refuse work in, and the directory
+// the command would run in.
+func judgeSession(o JudgeOptions) (*session, string) {
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	s := newSession(Options{Getenv: o.Getenv, Environ: o.Environ, Asker: o.Asker, Stderr: stderr})
+	cwd := o.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			s.warnf("current directory: %v", err)
+		}
+	}
+	return s, cwd
+}
+
+// Refuse records the refusal of a command that is refused without being
+// judged (a hook input that cannot be read, a line that would disarm the
+// interactive gate) and returns it: decided by policy, with reason as the
+// one line "execgate: denied: REASON". risk is the grade to log ("" when
+// nothing was graded, as for input that could not be read).
+func Refuse(o JudgeOptions, risk, reason string) Judgement {
+	s, cwd := judgeSession(o)
+	j := Judgement{Risk: risk, DecidedBy: ByPolicy, ID: newID(), Reasons: []string{reason},
+		Message: "execgate: denied: " + oneLine(reason)}
+	s.record(Event{
+		Event: EventDenied, ID: j.ID, Pid: os.Getpid(), Agent: policy.DetectAgent(o.Agent, s.getenv, s.o.Environ),
+		Cwd: cwd, Command: o.Command, Via: o.Via, Source: o.Source, Risk: j.Risk, Reasons: j.Reasons,
+		Decision: string(policy.Deny), DecidedBy: j.DecidedBy, Message: j.Message,
+	})
 	return j
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 	"github.com/execgate/execgate/shim"
 )
@@ -284,8 +281,10 @@ func runHook(g *globals, a hookAgent, f hookFlags) (err error) {
 	}
 	if err != nil {
 		// Our own words, quoting what they cite: bounded, not escaped.
-		v = hookVerdict{hookDeny, "execgate: denied: " + bounded(strings.Join(strings.Fields(err.Error()), " "))}
-		auditRefusal(getenv, a, agentID, v.reason)
+		// Judge never saw it: the refusal is logged here.
+		reason := bounded(strings.Join(strings.Fields(err.Error()), " "))
+		v = hookVerdict{hookDeny, "execgate: denied: " + reason}
+		shim.Refuse(shim.JudgeOptions{Agent: agentID, Via: a.via, Source: "hook", Getenv: getenv, Stderr: stderrFile(g)}, "", reason)
 	}
 	slog.Debug("hook", "agent", a.name, "decision", v.decision, "reason", v.reason)
 	return nil
@@ -565,20 +564,4 @@ func bounded(s string) string {
 		s = s[:cut] + "…"
 	}
 	return s
-}
-
-// auditRefusal logs a refused input: shim.Judge never saw it.
-func auditRefusal(getenv func(string) string, a hookAgent, agent, reason string) {
-	var id [6]byte
-	rand.Read(id[:])
-	cwd, _ := os.Getwd()
-	ev := shim.Event{
-		Time: time.Now().UTC(), Event: shim.EventDenied, ID: hex.EncodeToString(id[:]), Pid: os.Getpid(),
-		Agent: agent, Cwd: cwd, Via: a.via, Source: "hook", Decision: string(policy.Deny),
-		DecidedBy: shim.ByPolicy, Message: reason,
-	}
-	log := shim.AuditLog{Path: shim.DefaultAuditPath(getenv)}
-	if err := log.Append(ev); err != nil {
-		slog.Warn("audit log", "err", err)
-	}
 }
