@@ -198,11 +198,6 @@ const (
 
 // matchRule reports whether ru matches the command words (program first).
 func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult {
-	if err := a.r.compileRule(ru); err != nil {
-		// A broken rule cannot clear anything: treat it as a possible
-		// match, which asks.
-		return matchMaybe
-	}
 	args := words[1:]
 	if ru.FoldCase {
 		folded := make([]word, len(args))
@@ -242,6 +237,14 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 	}
 	if len(ru.NotOptions) > 0 && v.has(ru.NotOptions...) {
 		return matchNo
+	}
+	// Only now are the rule's patterns needed. Most rules of a program
+	// fail one of the plain comparisons above, and compiling late spares a
+	// short-lived shim compiling every git rule to judge `git status`.
+	if err := a.r.compileRule(ru); err != nil {
+		// A broken rule cannot clear anything: treat it as a possible
+		// match, which asks.
+		return matchMaybe
 	}
 	if len(ru.Targets) > 0 && !a.anyMatch(ru.targetGlobs, ru.targetSets, ops) {
 		return matchNo
@@ -369,7 +372,7 @@ func (a *analyzer) inSet(set string, w word) bool {
 // pathIn matches p against the named glob set.
 func (a *analyzer) pathIn(set, p string) bool {
 	ps := a.r.pathSets[set]
-	if ps == nil {
+	if ps == nil || !ps.mayMatch(p) {
 		return false
 	}
 	globs, err := ps.compiled()

@@ -241,9 +241,57 @@ type rules struct {
 // pathSet is a named list of path globs, compiled on first use.
 type pathSet struct {
 	patterns []string
-	once     sync.Once
-	globs    []*glob.Pattern
-	err      error
+	// required holds, for each pattern, a piece of text that every path it
+	// matches contains (see requiredText). Most words are nowhere near
+	// any credential or system path, and checking these pieces first
+	// spares compiling the set for them, which was most of the cost of
+	// judging a plain `git status`.
+	required     []string
+	requiredOnce sync.Once
+	once         sync.Once
+	globs        []*glob.Pattern
+	err          error
+}
+
+// mayMatch reports whether some pattern could match p; false is certain.
+func (p *pathSet) mayMatch(path string) bool {
+	p.requiredOnce.Do(func() {
+		p.required = make([]string, len(p.patterns))
+		for i, pat := range p.patterns {
+			p.required[i] = requiredText(pat)
+		}
+	})
+	for _, r := range p.required {
+		if strings.Contains(path, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// requiredText returns the longest run of plain characters in a glob before
+// any character class: every path the glob matches contains it. It is ""
+// (which every path contains) for a glob that starts with a class or uses
+// braces or escapes, whose text is not read here.
+func requiredText(pat string) string {
+	if strings.ContainsAny(pat, "{}\\") {
+		return ""
+	}
+	if i := strings.IndexByte(pat, '['); i >= 0 {
+		pat = pat[:i]
+	}
+	var best string
+	for pat != "" {
+		i := strings.IndexAny(pat, "*?")
+		if i < 0 {
+			i = len(pat)
+		}
+		if i > len(best) {
+			best = pat[:i]
+		}
+		pat = pat[min(i+1, len(pat)):]
+	}
+	return best
 }
 
 func (p *pathSet) compiled() ([]*glob.Pattern, error) {
@@ -384,5 +432,3 @@ func setOf(list []string) map[string]bool {
 	}
 	return m
 }
-
-func intPtr(n int) *int { return &n }

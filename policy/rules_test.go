@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobwas/glob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -132,4 +133,48 @@ func splitForTest(cmd string) []word {
 		out = append(out, word{text: f, known: true})
 	}
 	return out
+}
+
+// TestRequiredText checks the pieces of text the path sets are filtered by
+// before their globs are compiled.
+func TestRequiredText(t *testing.T) {
+	for pat, want := range map[string]string{
+		"~/.ssh/**":                "~/.ssh/",
+		"**/.env.*":                "/.env.",
+		"**/id_rsa":                "/id_rsa",
+		"/dev/sd*":                 "/dev/sd",
+		"/etc/cron*/**":            "/etc/cron",
+		"~/.claude/settings*.json": "~/.claude/settings",
+		"/dev/x[ab]cdefghijk":      "/dev/x",
+		"[ab]/etc/passwd":          "",
+		"~/{a,b}/c":                "",
+		`~/\*`:                     "",
+		"**":                       "",
+	} {
+		require.Equal(t, want, requiredText(pat), pat)
+	}
+}
+
+// FuzzRequiredText checks that the filter never rules out a path a glob
+// matches: a filter that did would hide a credential or system path from
+// every rule that uses the set.
+func FuzzRequiredText(f *testing.F) {
+	for _, pats := range builtinRules.Paths {
+		for _, pat := range pats {
+			f.Add(pat, strings.NewReplacer("**", "a/b", "*", "x", "?", "q").Replace(pat))
+		}
+	}
+	f.Add("[!a]bc*", "xbcd")
+	f.Fuzz(func(t *testing.T, pat, path string) {
+		g, err := glob.Compile(pat, '/')
+		if err != nil || !g.Match(path) {
+			return
+		}
+		if req := requiredText(pat); !strings.Contains(path, req) {
+			t.Fatalf("%q matches %q but lacks %q", pat, path, req)
+		}
+		if !(&pathSet{patterns: []string{pat}}).mayMatch(path) {
+			t.Fatalf("set of %q rules out %q", pat, path)
+		}
+	})
 }
