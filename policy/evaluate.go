@@ -17,7 +17,7 @@ type Engine struct {
 
 // NewEngine loads the built-in rules.
 func NewEngine() (*Engine, error) {
-	r, err := loadRules(builtinRuleFile())
+	r, err := loadRules(builtinRules)
 	if err != nil {
 		return nil, err
 	}
