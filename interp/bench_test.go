@@ -54,7 +54,7 @@ func BenchmarkRunTrue(b *testing.B) {
 		res, err := Run(context.Background(), Options{
 			Shell: sh, Argv: []string{"bash", "-c", "true"},
 			Stdout: io.Discard, Stderr: io.Discard, MaxBytes: DefaultMaxBytes, TailBytes: DefaultTailBytes,
-			ForwardSignals: true,
+			Relay: StartRelay(),
 		})
 		if err != nil || res.ExitStatus != 0 {
 			b.Fatal(err)

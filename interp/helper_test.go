@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ func helperMain(mode string) int {
 			Shell: shell, Argv: []string{"bash", "-c", script},
 			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 			MaxBytes: DefaultMaxBytes, TailBytes: DefaultTailBytes,
-			ForwardSignals: true,
+			Relay: StartRelay(),
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -60,6 +61,23 @@ func helperMain(mode string) int {
 		self, _ := os.Executable()
 		_, err = Run(context.Background(), Options{Shell: self, Argv: []string{"bash", "-c", "true"}})
 		fmt.Printf("runself %v\n", err)
+		return 0
+	case "early": // a signal arrives after the relay is up, before Run
+		n, _ := strconv.Atoi(os.Getenv(arg1Env))
+		sig := syscall.Signal(n)
+		relay := StartRelay()
+		relay.wait()
+		seen := make(chan os.Signal, 1)
+		signal.Notify(seen, sig)
+		syscall.Kill(os.Getpid(), sig)
+		<-seen
+		// Stop waits for the delivery under way, so the relay has been
+		// offered the signal too.
+		signal.Stop(seen)
+		res, err := Run(context.Background(), Options{
+			Shell: shell, Argv: []string{"bash", "-c", script}, Stdout: os.Stdout, Stderr: os.Stderr, Relay: relay,
+		})
+		fmt.Printf("status %d signaled %v err %v\n", res.ExitStatus, res.Signaled, err)
 		return 0
 	case "rss": // push a lot of output through the cap
 		n, _ := strconv.Atoi(os.Getenv(arg1Env))

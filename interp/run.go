@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"sync"
 	"syscall"
@@ -80,11 +79,10 @@ type Options struct {
 	// Grace is how long output is still read after the shell exits, for
 	// background jobs that hold the pipes; 0 means DefaultGrace.
 	Grace time.Duration
-	// ForwardSignals relays SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGWINCH
-	// received by this process to the command while it runs. The shim sets
-	// it; a daemon that runs commands must not, or it would swallow its own
-	// signals.
-	ForwardSignals bool
+	// Relay, if set, relays the signals this process receives to the
+	// command while it runs (see StartRelay). The shim sets it; a daemon
+	// that runs commands must not, or it would swallow its own signals.
+	Relay *Relay
 	// Logger receives diagnostics; nil discards them. Nothing is ever
 	// written into the command's output.
 	Logger *slog.Logger
@@ -113,11 +111,6 @@ type Result struct {
 	Tail []byte
 	// Duration runs from starting the shell to collecting its output.
 	Duration time.Duration
-}
-
-// forwarded are the signals relayed to the command.
-func forwarded() []os.Signal {
-	return []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH}
 }
 
 // Passthrough reports whether both output streams are terminals, in which
@@ -184,6 +177,10 @@ func Exec(o Options) error {
 //
 // When ctx is done the command gets SIGTERM and, killDelay later, SIGKILL;
 // Run then returns the resulting status and the caller sees ctx.Err().
+// A terminating signal already waiting in o.Relay means the command is not
+// started at all: the Result says it was killed by that signal (Duration 0)
+// and the error is nil, as bash stopped before its exec would report.
+//
 // Run returns an error when the shell was not started (bad options, ctx
 // already done, exec failure) or, after it ran, when its status could not be
 // collected.
@@ -246,13 +243,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cmd.Stderr = writes[stderr]
 	}
 
-	var sigs chan os.Signal
-	if o.ForwardSignals {
-		// Registered before the start so that nothing is lost in between;
-		// the channel holds what arrives until the loop below relays it.
-		sigs = make(chan os.Signal, 8)
-		signal.Notify(sigs, forwarded()...)
-		defer signal.Stop(sigs)
+	var sigs <-chan os.Signal
+	if o.Relay != nil {
+		// A signal that came before the start stops the command before it
+		// begins; one that comes after waits in the relay for the loop
+		// below.
+		if sig := o.Relay.Pending(); sig != 0 {
+			closePipes()
+			log.Debug("signalled before the start", "signal", sig)
+			return Result{ExitStatus: 128 + int(sig), Signaled: true, Signal: sig}, nil
+		}
+		sigs = o.Relay.wait()
 	}
 
 	// Pdeathsig fires when the thread that forked the child exits, not the

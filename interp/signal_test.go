@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,4 +209,29 @@ func TestPassthrough(t *testing.T) {
 	assert.False(t, Passthrough(w, tty))
 	assert.False(t, Passthrough(w, w))
 	assert.False(t, Passthrough(nil, tty))
+}
+
+// TestSignalBeforeStart checks what a signal caught by the relay before Run
+// does: one that would have ended bash means the command never starts and
+// the result reads as killed by it; SIGWINCH changes nothing.
+func TestSignalBeforeStart(t *testing.T) {
+	bash(t)
+	for _, tc := range []struct {
+		sig     syscall.Signal
+		want    string
+		started bool
+	}{
+		{syscall.SIGTERM, "status 143 signaled true err <nil>", false},
+		{syscall.SIGINT, "status 130 signaled true err <nil>", false},
+		{syscall.SIGWINCH, "status 0 signaled false err <nil>", true},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			out, err := helper(t, "early", fmt.Sprintf("%s=%d", arg1Env, tc.sig), scriptEnv+"=touch "+marker).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.Equal(t, tc.want, strings.TrimSpace(string(out)))
+			_, statErr := os.Stat(marker)
+			assert.Equal(t, tc.started, statErr == nil, "command started")
+		})
+	}
 }

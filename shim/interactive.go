@@ -400,11 +400,16 @@ func gateBinary() (string, error) {
 	return exe, nil
 }
 
+// startsInteractive reports whether bash would start an interactive shell.
+func (s *session) startsInteractive() bool {
+	return s.cl.Source == FromStdin && (s.cl.Interactive || isTerminal(s.o.Stdin))
+}
+
 // interactive runs an interactive shell behind the gate. ok is false when
 // this is no interactive shell, or when the gate cannot be set up: the
 // caller then judges the shell as a whole (needs review), as before.
 func (s *session) interactive(ctx context.Context, run interp.Options, req policy.Request, configPath string) (status int, sig syscall.Signal, ok bool) {
-	if s.cl.Source != FromStdin || !s.cl.Interactive && !isTerminal(s.o.Stdin) {
+	if !s.startsInteractive() {
 		return 0, 0, false
 	}
 	plan, err := s.prepareGate(ctx, run, req, configPath)

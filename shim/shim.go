@@ -92,6 +92,7 @@ type session struct {
 	// envelope is set when the program is an agent's envelope: its payload
 	// is what is judged, shown and learnt; the whole program still runs.
 	envelope *policy.Envelope
+	relay    *interp.Relay // nil until a command is about to run as a child
 }
 
 func newSession(o Options) *session {
@@ -166,11 +167,16 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		Shell: shell, Argv: argv, Stdin: s.o.Stdin, Stdout: s.o.Stdout, Stderr: s.o.Stderr,
 		MaxBytes: set.maxBytes, TailBytes: set.tailBytes,
 		SpillDir: filepath.Join(StateDir(s.getenv), "output"), SpillMaxBytes: set.spillMaxBytes,
-		ForwardSignals: true, Logger: s.log,
+		Logger: s.log,
 	}
 	if s.cl.Source == NoProgram {
 		// --help, --version: bash prints and exits.
 		return s.execOrRun(ctx, run, true)
+	}
+	if s.runsChild(set) {
+		// Catching the signals to relay takes a while; it is done in the
+		// background while the command is judged.
+		s.signalRelay()
 	}
 
 	cwd, err := os.Getwd()
@@ -272,6 +278,11 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun, passthrough bool, touched <-chan struct{}) (int, syscall.Signal) {
 	s.ev.Direct = true
 	if d.builtin {
+		if s.relay != nil {
+			if sig := s.relay.Pending(); sig != 0 {
+				return 128 + int(sig), sig // stopped before it ran, as bash would be
+			}
+		}
 		ev := s.ev
 		ev.Event, ev.Exec = EventStarted, true
 		s.record(ev)
@@ -291,6 +302,27 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 		return s.execOrRun(ctx, run, true)
 	}
 	return s.runShell(ctx, direct, &run)
+}
+
+// runsChild reports whether an allowed command is bound to run as a child
+// of this process: its output is captured, by bash (not the interp engine,
+// which relays signals itself), and it is neither an interactive shell nor
+// a builtin the shim answers itself.
+func (s *session) runsChild(set settings) bool {
+	if set.engine == policy.EngineInterp || set.maxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr) || s.startsInteractive() {
+		return false
+	}
+	_, builtin := doNothing[strings.TrimSpace(s.cl.Command)]
+	return !(s.cl.Source == FromString && builtin)
+}
+
+// signalRelay returns the relay that passes this process's signals on to
+// the command it runs as a child, starting it on first use.
+func (s *session) signalRelay() *interp.Relay {
+	if s.relay == nil {
+		s.relay = interp.StartRelay()
+	}
+	return s.relay
 }
 
 // sessionPolicy applies the temporary overrides to the configured policy:
@@ -323,6 +355,7 @@ func (s *session) execOrRun(ctx context.Context, run interp.Options, quiet bool)
 
 // runQuiet runs the shell without audit events.
 func (s *session) runQuiet(ctx context.Context, run interp.Options) (int, syscall.Signal) {
+	run.Relay = s.signalRelay()
 	res, err := interp.Run(ctx, run)
 	if err != nil {
 		fmt.Fprintf(s.o.Stderr, "execgate: cannot run: %v\n", err)
@@ -337,9 +370,11 @@ func (s *session) runShell(ctx context.Context, run interp.Options, fallback *in
 	ev := s.ev
 	ev.Event = EventStarted
 	s.record(ev)
+	run.Relay = s.signalRelay()
 	res, err := interp.Run(ctx, run)
 	if err != nil && res.Duration == 0 && fallback != nil && ctx.Err() == nil {
 		s.log.Warn("run command; running it with the shell instead", "path", run.Shell, "err", err)
+		fallback.Relay = run.Relay
 		res, err = interp.Run(ctx, *fallback)
 		s.ev.Direct = false
 	}
