@@ -32,7 +32,7 @@ type Relay struct {
 // returns at once; Run waits until they are caught before it starts the
 // command, so that none can slip past between the two.
 //
-// The same goroutine also asks the os package to look up this process,
+// It also has the os package look up this process in the background,
 // which makes it run its one-time check of pidfd support (a fork of a
 // child that exits at once); otherwise that check delays the first command
 // Run starts.
@@ -41,6 +41,10 @@ func StartRelay() *Relay {
 	go func() {
 		defer close(r.ready)
 		signal.Notify(r.ch, forwarded()...)
+	}()
+	// Apart, because the two wait on different things (the signal thread,
+	// a child); a start that comes first waits for the check to finish.
+	go func() {
 		if p, err := os.FindProcess(os.Getpid()); err == nil {
 			p.Release()
 		}
