@@ -173,7 +173,10 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// --help, --version: bash prints and exits.
 		return s.execOrRun(ctx, run, true)
 	}
-	if s.runsChild(set) {
+	// Terminals on both output streams: nothing to cap, the command can
+	// have them as they are.
+	terminals := interp.Passthrough(s.o.Stdout, s.o.Stderr)
+	if s.runsChild(set, terminals) {
 		// Catching the signals to relay takes a while; it is done in the
 		// background while the command is judged.
 		s.signalRelay()
@@ -243,7 +246,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)
 	if engine {
-		if interp.Passthrough(s.o.Stdout, s.o.Stderr) {
+		if terminals {
 			run.MaxBytes = 0
 		}
 		approved := v.by == ByTTY || v.by == ByHub // a person saw the whole program
@@ -252,7 +255,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		return status, sig
 	}
 	lone := inspected && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
-	passthrough := run.MaxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr)
+	passthrough := run.MaxBytes == 0 || terminals
 	if lone {
 		if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
 			status, sig := s.runDirect(ctx, run, d, passthrough, touched)
@@ -308,8 +311,8 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 // of this process: its output is captured, by bash (not the interp engine,
 // which relays signals itself), and it is neither an interactive shell nor
 // a builtin the shim answers itself.
-func (s *session) runsChild(set settings) bool {
-	if set.engine == policy.EngineInterp || set.maxBytes == 0 || interp.Passthrough(s.o.Stdout, s.o.Stderr) || s.startsInteractive() {
+func (s *session) runsChild(set settings, terminals bool) bool {
+	if set.engine == policy.EngineInterp || set.maxBytes == 0 || terminals || s.startsInteractive() {
 		return false
 	}
 	_, builtin := doNothing[strings.TrimSpace(s.cl.Command)]
