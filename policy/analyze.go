@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"strings"
 
@@ -49,6 +50,7 @@ type Segment struct {
 	context []string // the nested shells and functions around it
 	unsafe  bool     // a safe program's arguments made it unsafe (Firm)
 	flags   flowFlags
+	pushed  bool // recorded in the analysis's segments
 }
 
 // flowFlags describe what a segment does with its input and output, for the
@@ -60,6 +62,9 @@ type flowFlags struct {
 	readsCreds bool // writes credential files to stdout
 	execsStdin bool // runs stdin as code
 	sendsStdin bool // sends stdin to the network
+	// findsOutside is set by find searching outside the workspace: the
+	// names it prints may be credentials.
+	findsOutside bool
 }
 
 func (s *Segment) add(r Reason) {
@@ -114,6 +119,14 @@ type analyzer struct {
 	calling   []string
 	overflow  bool
 	problems  []Reason // findings not tied to a segment (parse errors)
+	vars      varState
+	// tildeHome is what ~ expands to once the program assigned HOME
+	// ("" when unknown); nil while HOME is the user's home.
+	tildeHome *string
+	dirStack  []string // pushd's directory stack
+	// seen holds the statements and arithmetic expressions the walk
+	// judged; net flags any it did not reach.
+	seen map[syntax.Node]bool
 }
 
 func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {
@@ -144,12 +157,17 @@ func (a *analyzer) program(src string, f frame) error {
 	if len(src) > maxInput {
 		return fmt.Errorf("command is %d bytes, more than the %d this analysis reads", len(src), maxInput)
 	}
+	if err := checkNestingText(src); err != nil {
+		return err
+	}
 	file, err := a.parser(f.lang).Parse(strings.NewReader(src), "")
 	if err != nil {
 		return err
 	}
 	f.src = src
+	a.declarations(file)
 	a.stmts(file.Stmts, f)
+	a.net(file, f)
 	return nil
 }
 
@@ -162,6 +180,11 @@ func (a *analyzer) stmts(list []*syntax.Stmt, f frame) {
 // stmt walks one statement; piped is set when its stdin is a pipe. It
 // returns the segments the statement produced.
 func (a *analyzer) stmt(s *syntax.Stmt, f frame, piped bool) []*Segment {
+	a.markSeen(s)
+	if s.Background || s.Coprocess {
+		// It runs beside what follows: its assignments are not sequential.
+		defer a.restoreNumeric(a.saveNumeric())
+	}
 	start := len(a.segs)
 	if s.Cmd == nil {
 		// Redirections alone: `> file` truncates, `< file` reads.
@@ -194,10 +217,14 @@ func (a *analyzer) keepIfNotable(seg *Segment) {
 }
 
 func (a *analyzer) push(seg *Segment) {
+	if seg.pushed {
+		return
+	}
 	if len(a.segs) >= maxSegments {
 		a.overflow = true
 		return
 	}
+	seg.pushed = true
 	a.segs = append(a.segs, seg)
 }
 
@@ -210,53 +237,90 @@ func (a *analyzer) compound(s *syntax.Stmt, f frame, piped bool) {
 			return
 		}
 		a.stmt(c.X, f, piped)
+		// The right side of && and || may not run.
+		saved := a.saveNumeric()
 		a.stmt(c.Y, f, false)
+		a.restoreNumeric(saved)
 	case *syntax.Block:
 		a.stmtsPiped(c.Stmts, f, piped)
 	case *syntax.Subshell:
-		saved := a.cwd
+		saved, savedNum := a.cwd, a.saveNumeric()
 		a.stmtsPiped(c.Stmts, f, piped)
 		a.cwd = saved
+		a.restoreNumeric(savedNum)
 	case *syntax.IfClause:
+		// The first condition always runs; what the branches assign
+		// may not be.
+		a.stmts(c.Cond, f)
+		afterCond := a.saveNumeric()
 		for cl := c; cl != nil; cl = cl.Else {
-			a.stmts(cl.Cond, f)
+			if cl != c {
+				a.stmts(cl.Cond, f)
+			}
 			a.stmts(cl.Then, f)
+			a.restoreNumeric(maps.Clone(afterCond))
 		}
 	case *syntax.WhileClause:
+		saved := a.saveNumeric()
 		a.stmts(c.Cond, f)
 		a.stmts(c.Do, f)
+		a.restoreNumeric(saved)
 	case *syntax.ForClause:
+		seg := a.newSegment(s, f)
+		seg.Argv = []string{}
+		saved := a.saveNumeric()
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
+			numeric := true
 			for _, w := range l.Items {
-				a.substitutions(evalWord(w), f)
+				a.expansions(seg, evalWord(w), f)
+				numeric = numeric && numericItem(w)
 			}
+			a.assigned(a.nameref(l.Name.Value), numeric && len(l.Items) > 0)
+			a.checkVar(seg, l.Name.Value)
 		case *syntax.CStyleLoop:
-			a.arithm(f, l.Init, l.Cond, l.Post)
+			a.arithExpr(seg, l.Init, f)
+			saved = a.saveNumeric()
+			a.arithExpr(seg, l.Cond, f)
+			a.arithExpr(seg, l.Post, f)
 		}
+		a.keepIfNotable(seg)
 		a.stmts(c.Do, f)
+		a.restoreNumeric(saved)
 	case *syntax.CaseClause:
-		a.substitutions(evalWord(c.Word), f)
+		seg := a.newSegment(s, f)
+		seg.Argv = []string{}
+		a.expansions(seg, evalWord(c.Word), f)
 		for _, item := range c.Items {
+			saved := a.saveNumeric()
 			for _, p := range item.Patterns {
-				a.substitutions(evalWord(p), f)
+				a.expansions(seg, evalWord(p), f)
 			}
 			a.stmts(item.Stmts, f)
+			a.restoreNumeric(saved)
 		}
+		a.keepIfNotable(seg)
 	case *syntax.FuncDecl:
+		saved := a.saveNumeric()
 		a.funcDecl(c, s, f)
+		a.restoreNumeric(saved)
 	case *syntax.ArithmCmd:
-		a.arithm(f, c.X)
+		seg := a.newSegment(s, f)
+		seg.Argv = []string{}
+		a.arithExpr(seg, c.X, f)
+		a.keepIfNotable(seg)
 	case *syntax.LetClause:
-		a.arithm(f, c.Exprs...)
+		seg := a.newSegment(s, f)
+		seg.Argv = []string{}
+		for _, x := range c.Exprs {
+			a.arithExpr(seg, x, f)
+		}
+		a.keepIfNotable(seg)
 	case *syntax.TestClause:
-		syntax.Walk(c.X, func(n syntax.Node) bool {
-			if w, ok := n.(*syntax.Word); ok {
-				a.substitutions(evalWord(w), f)
-				return false
-			}
-			return true
-		})
+		seg := a.newSegment(s, f)
+		seg.Argv = []string{}
+		a.testExpr(seg, c.X, f)
+		a.keepIfNotable(seg)
 	case *syntax.DeclClause:
 		a.declClause(c, s, f)
 	case *syntax.TimeClause:
@@ -283,16 +347,65 @@ func (a *analyzer) stmtsPiped(list []*syntax.Stmt, f frame, piped bool) {
 	}
 }
 
-// arithm walks the command substitutions inside arithmetic expressions.
-func (a *analyzer) arithm(f frame, exprs ...syntax.ArithmExpr) {
-	for _, x := range exprs {
-		if x == nil {
-			continue
-		}
-		w := word{known: true}
-		collectSubst(x, &w)
-		a.substitutions(w, f)
+// numericItem reports whether a for loop's item is a number, or a brace
+// range of numbers.
+func numericItem(w *syntax.Word) bool {
+	if arithNumber.MatchString(w.Lit()) {
+		return true
 	}
+	fields, ok := braceFields(w)
+	if !ok || len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		if !arithNumber.MatchString(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// testExpr walks a [[ ]] expression: arithmetic comparisons evaluate their
+// operands as arithmetic, and -v and -R take a variable name.
+func (a *analyzer) testExpr(seg *Segment, x syntax.TestExpr, f frame) {
+	switch x := x.(type) {
+	case *syntax.BinaryTest:
+		if x.Op >= syntax.TsEql && x.Op <= syntax.TsGtr {
+			a.testArith(seg, x.X, f)
+			a.testArith(seg, x.Y, f)
+			return
+		}
+		a.testExpr(seg, x.X, f)
+		if x.Op == syntax.AndTest || x.Op == syntax.OrTest {
+			saved := a.saveNumeric()
+			defer a.restoreNumeric(saved)
+		}
+		a.testExpr(seg, x.Y, f)
+	case *syntax.UnaryTest:
+		if w, ok := x.X.(*syntax.Word); ok && (x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar) {
+			ev := evalWord(w)
+			a.expansions(seg, ev, f)
+			a.nameOperand(seg, ev, f, false)
+			return
+		}
+		a.testExpr(seg, x.X, f)
+	case *syntax.ParenTest:
+		a.testExpr(seg, x.X, f)
+	case *syntax.Word:
+		a.expansions(seg, evalWord(x), f)
+	case nil:
+	default:
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses a test form (%T) execgate cannot check", x), Rule: "unknown-construct", Firm: true})
+	}
+}
+
+// testArith checks an operand of an arithmetic comparison in [[ ]].
+func (a *analyzer) testArith(seg *Segment, x syntax.TestExpr, f frame) {
+	if w, ok := x.(*syntax.Word); ok {
+		a.arithOperand(seg, w, f)
+		return
+	}
+	a.testExpr(seg, x, f)
 }
 
 // funcDecl records a function so that calls to it are classified as its
@@ -344,49 +457,176 @@ func (a *analyzer) shadows(name string) bool {
 	return false
 }
 
-// declClause handles declare/export/local/readonly/typeset.
+// declClause handles declare/export/local/readonly/typeset/nameref. Its
+// operands are assignments, or words that bash reads as NAME[=VALUE] at run
+// time; either way a subscript in them is arithmetic.
 func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 	seg := a.newSegment(s, f)
 	seg.Argv = []string{c.Variant.Value}
+	flags := declFlags(c)
+	if c.Variant.Value == "nameref" {
+		flags += "n"
+	}
 	for _, as := range c.Args {
-		a.assignment(seg, as, f)
 		if as.Naked && as.Name == nil && as.Value != nil {
 			w := evalWord(as.Value)
-			if n, _, ok := strings.Cut(w.text, "="); ok && isAssignmentWord(w.text) {
-				a.checkVar(seg, n) // export 'PATH=/tmp/evil'
-			}
+			a.expansions(seg, w, f)
 			seg.Argv = append(seg.Argv, w.text)
-			if !w.known {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s takes an argument only known at run time", c.Variant.Value), Firm: true})
+			if w.known && (strings.HasPrefix(w.text, "-") || strings.HasPrefix(w.text, "+")) {
+				continue
 			}
+			// declare "$x" or declare 'a[…]=1': a name read at run time.
+			a.nameOperand(seg, w, f, true)
+			if n, _, ok := strings.Cut(w.text, "="); ok && w.known {
+				a.exported(seg, varName(n), c.Variant.Value, flags)
+			}
+			if strings.Contains(flags, "n") {
+				a.namerefDecl(seg, w.text, w.known)
+			}
+			continue
+		}
+		if as.Name != nil && strings.Contains(flags, "n") {
+			target := word{known: true}
+			if as.Value != nil {
+				target = evalWord(as.Value)
+			}
+			a.expansions(seg, target, f)
+			a.namerefDecl(seg, as.Name.Value+"="+target.text, target.known)
+			continue
+		}
+		a.assignment(seg, as, f, strings.Contains(flags, "A"))
+		if as.Name != nil {
+			a.exported(seg, as.Name.Value, c.Variant.Value, flags)
 		}
 	}
 	a.redirects(seg, s, f)
 	a.keepIfNotable(seg)
 }
 
-// assignment classifies NAME=value: its substitutions run, and some names
-// change what later programs load or run.
-func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame) {
+// declFlags returns the literal option letters of a declaration.
+func declFlags(c *syntax.DeclClause) string {
+	var sb strings.Builder
+	for _, as := range c.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if l := as.Value.Lit(); strings.HasPrefix(l, "-") {
+				sb.WriteString(l[1:])
+			}
+		}
+	}
+	return sb.String()
+}
+
+// namerefDecl records declare -n NAME=TARGET: from here on an assignment to
+// NAME sets TARGET.
+func (a *analyzer) namerefDecl(seg *Segment, text string, known bool) {
+	name, target, _ := strings.Cut(text, "=")
+	if a.vars.namerefs == nil {
+		a.vars.namerefs = map[string]string{}
+	}
+	if !known || !identifier.MatchString(target) {
+		a.vars.namerefs[name] = ""
+		a.vars.poisonAll = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to a variable only known at run time", name), Rule: "nameref", Firm: true})
+		return
+	}
+	a.vars.namerefs[name] = target
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to %s: setting %s sets %s", name, target, name, target), Rule: "nameref", Firm: true})
+}
+
+// assignment classifies NAME=value, NAME[i]=value and NAME=(…): the
+// substitutions run, a subscript is arithmetic (unless NAME is an
+// associative array), and some names change what later programs load or
+// run.
+func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bool) {
+	var name string
+	if as.Name != nil {
+		name = as.Name.Value
+		assoc = assoc || a.vars.assoc[name]
+	}
+	if as.Index != nil {
+		a.subscript(seg, as.Index, assoc, f)
+	}
+	numeric := false
 	if as.Value != nil {
-		a.substitutions(evalWord(as.Value), f)
+		ev := evalWord(as.Value)
+		a.expansions(seg, ev, f)
+		numeric = a.numericValue(seg, as.Value) && !as.Append
+		if a.vars.integer[a.nameref(name)] && !numeric {
+			// declare -i n; n=VALUE evaluates VALUE as arithmetic.
+			a.arithOperand(seg, as.Value, f)
+			numeric = true
+		}
 	}
 	if as.Array != nil {
 		for _, el := range as.Array.Elems {
+			if el.Index != nil {
+				a.subscript(seg, el.Index, assoc, f)
+			}
 			if el.Value != nil {
-				a.substitutions(evalWord(el.Value), f)
+				a.expansions(seg, evalWord(el.Value), f)
 			}
 		}
 	}
 	if as.Name == nil {
 		return
 	}
-	a.checkVar(seg, as.Name.Value)
-	if as.Value != nil {
-		if v := evalWord(as.Value); v.known && strings.Contains(v.text, "[") && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`")) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("stores code in %s that bash runs if the variable is used in arithmetic", as.Name.Value), Rule: "subscript-substitution", Firm: true})
+	target := a.nameref(name)
+	a.assigned(target, numeric && as.Index == nil && as.Array == nil)
+	if target == "PATH" && as.Value != nil && as.Index == nil {
+		if dir, ok := a.conventionalPrepend(as.Value); ok {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on PATH, so its programs run instead of the system's", dir), Rule: "path-prepend", Firm: true})
+			return
 		}
 	}
+	a.checkVar(seg, target)
+	if as.Value != nil {
+		if v := evalWord(as.Value); v.known && strings.Contains(v.text, "[") && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`")) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("stores code in %s that bash runs if the variable is used in arithmetic", name), Rule: "subscript-substitution", Firm: true})
+		}
+	}
+}
+
+// subscript checks an array subscript: arithmetic for an indexed array,
+// a word for an associative one.
+func (a *analyzer) subscript(seg *Segment, x syntax.ArithmExpr, assoc bool, f frame) {
+	a.visitedArith(x)
+	if w, ok := x.(*syntax.Word); ok && assoc {
+		a.expansions(seg, evalWord(w), f)
+		return
+	}
+	a.arithExpr(seg, x, f)
+}
+
+// numericValue reports whether an assigned word's value is known to be a
+// number.
+func (a *analyzer) numericValue(seg *Segment, w *syntax.Word) bool {
+	if arithNumber.MatchString(w.Lit()) {
+		return true
+	}
+	if len(w.Parts) != 1 {
+		return false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.ArithmExp:
+		return true
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 1 {
+			return a.numericValue(seg, &syntax.Word{Parts: p.Parts})
+		}
+	case *syntax.ParamExp:
+		if p.Param == nil || p.Excl || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil {
+			return false
+		}
+		if p.Length || numericParams[p.Param.Value] {
+			return true
+		}
+		name := a.nameref(p.Param.Value)
+		if a.vars.numeric[name] {
+			a.vars.uses = append(a.vars.uses, arithUse{seg: seg, name: name})
+			return true
+		}
+	}
+	return false
 }
 
 // checkVar flags an environment variable that changes what programs load
@@ -404,10 +644,32 @@ func (a *analyzer) checkVar(seg *Segment, name string) {
 	}
 }
 
-// substitutions walks the commands inside $( ), ` `, <( ) of a word.
-func (a *analyzer) substitutions(w word, f frame) {
-	for _, s := range w.subst {
-		a.stmt(s, f, false)
+// expansions walks what evaluating a word runs: the commands inside
+// $( ), ` `, <( ), and the arithmetic of $(( )) and subscripts; and notes
+// the expansions whose effect cannot be known (${!x}, ${x@P}, $"…").
+func (a *analyzer) expansions(seg *Segment, w word, f frame) {
+	if len(w.subst) > 0 {
+		saved, savedCwd := a.saveNumeric(), a.cwd
+		for _, s := range w.subst {
+			a.stmt(s, f, false)
+		}
+		a.restoreNumeric(saved)
+		a.cwd = savedCwd
+	}
+	for _, x := range w.ariths {
+		a.arithExpr(seg, x, f)
+	}
+	for i, idx := range w.assocIndex {
+		a.subscript(seg, idx, a.vars.assoc[w.assocNames[i]], f)
+	}
+	if w.promptExpand {
+		seg.add(Reason{Risk: NeedsReview, Text: "expands ${…@P}, which runs any command substitution stored in the variable", Rule: "prompt-expansion", Firm: true})
+	}
+	if w.indirect {
+		seg.add(Reason{Risk: NeedsReview, Text: "expands ${!…}: the variable it reads is named at run time, and a subscript in that name is evaluated (indirect expansion)", Rule: "indirect-expansion", Firm: true})
+	}
+	if w.translated {
+		seg.add(Reason{Risk: NeedsReview, Text: "uses $\"…\", which bash translates from a message catalog chosen by TEXTDOMAIN and TEXTDOMAINDIR", Rule: "translated-string", Firm: true})
 	}
 }
 
@@ -455,7 +717,7 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 			}
 		}
 		upstream = upstream.or(here)
-		if here.fetches || here.decodes || here.printsEnv || here.readsCreds || here.execsStdin {
+		if here.fetches || here.decodes || here.printsEnv || here.readsCreds || here.execsStdin || here.findsOutside {
 			sources = append(sources, nodeText(f.src, st))
 		}
 	}
@@ -466,6 +728,7 @@ func (x flowFlags) or(y flowFlags) flowFlags {
 		fetches: x.fetches || y.fetches, decodes: x.decodes || y.decodes,
 		printsEnv: x.printsEnv || y.printsEnv, readsCreds: x.readsCreds || y.readsCreds,
 		execsStdin: x.execsStdin || y.execsStdin, sendsStdin: x.sendsStdin || y.sendsStdin,
+		findsOutside: x.findsOutside || y.findsOutside,
 	}
 }
 
@@ -473,6 +736,15 @@ func (x flowFlags) or(y flowFlags) flowFlags {
 // produced.
 func (a *analyzer) checkFlow(seg *Segment, up flowFlags, sources []string) {
 	from := strings.Join(sources, " | ")
+	if up.findsOutside {
+		for _, w := range seg.words {
+			if w.fromStdin {
+				seg.flags.readsCreds = true
+				seg.add(Reason{Risk: NeedsReview, Text: "reads files that find lists outside the workspace, which may hold credentials", Rule: "reads-credentials", Firm: true})
+				break
+			}
+		}
+	}
 	if seg.flags.execsStdin {
 		switch {
 		case up.fetches:
@@ -504,18 +776,26 @@ func flattenPipe(s *syntax.Stmt) []*syntax.Stmt {
 func (a *analyzer) call(ce *syntax.CallExpr, s *syntax.Stmt, f frame, piped bool) {
 	seg := a.newSegment(s, f)
 	for _, as := range ce.Assigns {
-		a.assignment(seg, as, f)
+		a.assignment(seg, as, f, false)
+		if as.Name != nil {
+			// A prefix reaches the program's environment; a lone
+			// assignment changes the environment when the variable is
+			// already exported, as upper-case names conventionally are.
+			if len(ce.Args) > 0 || isEnvName(as.Name.Value) {
+				a.envVar(seg, a.nameref(as.Name.Value), as.Value)
+			}
+			if len(ce.Args) == 0 && a.nameref(as.Name.Value) == "HOME" {
+				a.homeChanged(as.Value)
+			}
+		}
 	}
 	words := make([]word, 0, len(ce.Args))
 	for i, w := range ce.Args {
 		ev := evalWord(w)
 		start := len(a.segs)
-		a.substitutions(ev, f)
+		a.expansions(seg, ev, f)
 		for _, sub := range a.segs[start:] {
 			ev.leaks = ev.leaks || sub.flags.readsCreds || sub.flags.printsEnv
-		}
-		if ev.promptExpand {
-			seg.add(Reason{Risk: NeedsReview, Text: "expands ${…@P}, which runs any command substitution stored in the variable", Rule: "prompt-expansion", Firm: true})
 		}
 		if i > 0 && ev.brace && ev.known {
 			// Brace expansion can turn one word into options:

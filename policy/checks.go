@@ -132,15 +132,19 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			}
 		}
 	case "tee":
+		// fileWrites judges the files; only /dev/null and the like keep
+		// tee read-only.
 		for _, o := range ops {
 			if !o.known || !a.pathIn("harmless", a.normPath(o.text)) {
-				seg.add(Reason{Risk: NeedsReview, Text: "tee writes to " + o.text, Rule: "writes-file"})
 				ok = false
 			}
 		}
 	case "awk":
 		if why := awkUnsafe(v); why != "" {
 			unsafe("awk "+why, "awk-unsafe")
+		}
+		for _, w := range awkOutputFiles(v) {
+			a.writeTarget(seg, w, label)
 		}
 	}
 	return ok
@@ -387,29 +391,18 @@ func (a *analyzer) pathIn(set, p string) bool {
 	return false
 }
 
-// normPath writes p the way the path sets are written: ~ for the home
-// directory, absolute where the current directory is known.
+// normPath writes p the way the path sets are written: absolute, with ~
+// for a home directory (see homeForm). A path that cannot be resolved is
+// returned as written, so that the sets' **/ patterns still see its name.
 func (a *analyzer) normPath(p string) string {
 	if p == "" || strings.HasPrefix(p, unknownShape) {
 		return p
 	}
-	abs := p
-	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
-		if r := a.resolve(p); r != "" {
-			abs = r
-		}
+	abs := a.resolve(p)
+	if abs == "" {
+		return p
 	}
-	if strings.HasPrefix(abs, "/") {
-		abs = path.Clean(abs)
-		if a.home != "" && a.home != "/" && (abs == a.home || strings.HasPrefix(abs, a.home+"/")) {
-			return "~" + strings.TrimPrefix(abs, a.home)
-		}
-		return abs
-	}
-	if strings.HasPrefix(abs, "~/") {
-		return "~/" + strings.TrimPrefix(path.Clean("/"+abs[2:]), "/")
-	}
-	return abs
+	return homeForm(abs, a.home)
 }
 
 // catastrophic reports whether a recursive delete of w wipes out a home,
@@ -619,10 +612,10 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 		var target word
 		if r.Word != nil {
 			target = evalWord(r.Word)
-			a.substitutions(target, f)
+			a.expansions(seg, target, f)
 		}
 		if r.Hdoc != nil {
-			a.substitutions(evalWord(r.Hdoc), f)
+			a.expansions(seg, evalWord(r.Hdoc), f)
 		}
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
@@ -672,18 +665,54 @@ func isFD(s string) bool {
 	return true
 }
 
-// writeTarget classifies a write to target.
+// writeTarget classifies a write to target. A write is coverable by a
+// wildcard allowlist pattern only inside the workspace (or the temporary
+// directories), to a path the analysis can resolve, and not to a file that
+// runs code later (a git hook, .envrc, a CI workflow …).
 func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	if !target.pathKnown() {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.text)), Rule: "dynamic-redirect", Firm: true})
+		return
+	}
+	if target.glob {
+		a.globWrite(seg, target, op)
 		return
 	}
 	if why, bad := a.protectedPath(target.text); bad {
 		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s %s (%s %s)", what(op), why, op, target.text), Rule: "protected-write"})
 		return
 	}
-	if a.pathIn("harmless", a.normPath(target.text)) {
+	n := a.normPath(target.text)
+	if a.pathIn("harmless", n) {
 		return
 	}
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), target.text), Rule: "writes-file"})
+	abs := a.resolve(target.text)
+	switch {
+	case abs == "":
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, relative to a directory execgate cannot follow (unknown)", what(op), target.text), Rule: "unknown-directory-write", Firm: true})
+	case a.pathIn("code-loading", n) || a.pathIn("code-loading", abs):
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes %s, a file that runs code later (code-loading)", what(op), target.text), Rule: "code-loading-write", Firm: true})
+	case !a.insideWorkspace(abs) && !a.pathIn("temporary", abs):
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, outside the workspace", what(op), target.text), Rule: "outside-workspace-write", Firm: true})
+	default:
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), target.text), Rule: "writes-file"})
+	}
+}
+
+// globWrite classifies a write to a file named by a pattern: bash writes
+// to the one file the pattern matches, so the write is as bad as the worst
+// protected file the pattern could match.
+func (a *analyzer) globWrite(seg *Segment, target word, op string) {
+	n := a.normPath(target.text)
+	if g, err := glob.Compile(n, '/'); err == nil {
+		for _, set := range []string{"persistence", "self", "credentials", "credential-samples"} {
+			for _, p := range a.r.Paths[set] {
+				if !strings.ContainsAny(p, "*?[{") && g.Match(p) {
+					seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s writes to the pattern %s, which can name %s: it changes a start-up, login or credential file", what(op), target.text, p), Rule: "protected-write"})
+					return
+				}
+			}
+		}
+	}
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a file named by the pattern %s (unknown)", what(op), target.text), Rule: "glob-write", Firm: true})
 }

@@ -58,6 +58,7 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 // layers runs the safe-binary, dangerous-pattern and data-flow checks.
 func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	safe := a.safeProgram(seg, name, words)
+	a.fileWrites(seg, name, words)
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
 	if !safe && seg.Risk == Safe {
@@ -137,6 +138,13 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 			}
 		case matchesAny(spec.ExecOptions, t):
 			joinAsShell = false
+		case matchesAny(spec.ReadOptions, t):
+			if v, ok := optionArgument(args, &i, matchingSpec(spec.ReadOptions, t)); ok {
+				if c := a.credentialArg("", []word{v}); c != "" {
+					seg.flags.readsCreds = true
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s reads credentials (%s)", name, t, c), Rule: "reads-credentials", Firm: true})
+				}
+			}
 		case matchesAny(spec.OutputOptions, t):
 			if v, ok := optionArgument(args, &i, matchingSpec(spec.OutputOptions, t)); ok {
 				a.outputTarget(seg, v, name+" "+t)
@@ -466,9 +474,8 @@ func (a *analyzer) special(seg *Segment, name string, words []word, s *syntax.St
 		a.alias(seg, words, f)
 	case name == "cd" || name == "pushd" || name == "popd":
 		a.cd(name, words)
-	case name == "printf" || name == "read" || name == "mapfile" || name == "readarray" || name == "getopts":
-		a.assignedNames(seg, name, words)
 	}
+	a.builtinWords(seg, name, words, f)
 	if spec := a.r.Interpreters[name]; spec != nil {
 		return a.interpreter(seg, name, spec, words, s, f, piped)
 	}
@@ -484,8 +491,11 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 	// The matches lie under the starting points, the operands before the
 	// expression: {} stands for a path below the first of them.
 	root := "."
-	if len(words) > 1 && words[1].known && !isOption(words[1].text) && words[1].text != "(" && words[1].text != "!" {
+	if len(words) > 1 && !isOption(words[1].text) && words[1].text != "(" && words[1].text != "!" {
 		root = words[1].text
+		if abs := a.resolve(root); !words[1].literal() || abs == "" || !a.insideWorkspace(abs) {
+			seg.flags.findsOutside = true
+		}
 	}
 	for i := 1; i < len(words); i++ {
 		t := words[i].text
@@ -747,50 +757,47 @@ func (a *analyzer) alias(seg *Segment, words []word, f frame) {
 	}
 }
 
-// assignedNames flags variables that printf -v, read, mapfile and getopts
-// set, as for NAME=value.
-func (a *analyzer) assignedNames(seg *Segment, name string, words []word) {
-	for i := 1; i < len(words); i++ {
-		w := words[i]
-		if !w.known {
-			continue
-		}
-		switch {
-		case name == "printf" && optionMatches("-v", w.text):
-			if v, ok := optionArgument(words, &i, "-v"); ok {
-				a.checkVar(seg, varName(v.text))
-			}
-		case name != "printf" && !isOption(w.text):
-			a.checkVar(seg, varName(w.text))
-		}
-	}
-}
-
 // varName strips an array subscript: a[1] → a.
 func varName(s string) string {
 	n, _, _ := strings.Cut(s, "[")
 	return n
 }
 
-// cd follows literal directory changes, so that relative paths later in
-// the command resolve where bash would resolve them.
+// cd follows literal directory changes (cd, pushd, popd), so that relative
+// paths later in the command resolve where bash would resolve them; a
+// change it cannot follow makes the directory unknown.
 func (a *analyzer) cd(name string, words []word) {
-	if name != "cd" {
-		a.cwd = "" // the directory stack is not followed
-		return
-	}
 	args := words[1:]
 	for len(args) > 0 && args[0].known && isOption(args[0].text) && args[0].text != "-" {
 		if args[0].text == "--" {
 			args = args[1:]
 			break
 		}
+		if name != "cd" {
+			a.cwd = "" // pushd -n, popd +N …: the stack is not followed
+			return
+		}
 		args = args[1:] // -P, -L, -e, -@
 	}
 	switch {
+	case name == "popd":
+		if len(args) > 0 || len(a.dirStack) == 0 {
+			a.cwd = ""
+			return
+		}
+		a.cwd = a.dirStack[len(a.dirStack)-1]
+		a.dirStack = a.dirStack[:len(a.dirStack)-1]
+		return
+	case name == "pushd" && len(args) == 0:
+		a.cwd = ""
+		return
+	case name == "pushd":
+		a.dirStack = append(a.dirStack, a.cwd)
+	}
+	switch {
 	case len(args) == 0:
-		a.cwd = a.home
-	case !args[0].known || args[0].text == "-":
+		a.cwd = a.resolve("~")
+	case !args[0].literal() || args[0].text == "-" || strings.HasPrefix(args[0].text, "+"):
 		a.cwd = ""
 	default:
 		a.cwd = a.resolve(args[0].text)
@@ -798,20 +805,9 @@ func (a *analyzer) cd(name string, words []word) {
 }
 
 // resolve makes p absolute against the current directory as far as it is
-// known; "" when it is not.
+// known; "" when it is not (see normalizePath).
 func (a *analyzer) resolve(p string) string {
-	switch {
-	case p == "~" || strings.HasPrefix(p, "~/"):
-		if a.home == "" {
-			return ""
-		}
-		return path.Join(a.home, p[1:])
-	case strings.HasPrefix(p, "/"):
-		return path.Clean(p)
-	case a.cwd == "":
-		return ""
-	}
-	return path.Join(a.cwd, p)
+	return normalizePath(p, pathContext{home: a.home, tildeHome: a.tildeHome, cwd: a.cwd})
 }
 
 // interpreter handles python -c, node -e, … and scripts.

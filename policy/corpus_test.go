@@ -55,7 +55,7 @@ func loadCorpus(t testing.TB) []corpusCase {
 	require.NoError(t, err)
 	var cases []corpusCase
 	for _, file := range files {
-		if filepath.Base(file) == "allowlist.tsv" {
+		if b := filepath.Base(file); b == "allowlist.tsv" || b == "smuggling.tsv" {
 			continue
 		}
 		readTSV(t, file, func(line int, cols []string) {

@@ -29,23 +29,25 @@ func TestAllowlistTable(t *testing.T) {
 	e := testEngine(t)
 	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
 	n := 0
-	readTSV(t, "../testdata/corpus/allowlist.tsv", func(line int, cols []string) {
-		require.Len(t, cols, 4, "allowlist.tsv:%d", line)
-		var patterns []string
-		var command string
-		require.NoError(t, json.Unmarshal([]byte(cols[0]), &patterns), "allowlist.tsv:%d", line)
-		require.NoError(t, json.Unmarshal([]byte(cols[1]), &command), "allowlist.tsv:%d", line)
-		res := e.Evaluate(Request{
-			Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol,
-			Allow: NewMatcher(entries(patterns...), fakePath),
+	for _, file := range []string{"allowlist.tsv", "smuggling.tsv"} {
+		readTSV(t, "../testdata/corpus/"+file, func(line int, cols []string) {
+			require.Len(t, cols, 4, "%s:%d", file, line)
+			var patterns []string
+			var command string
+			require.NoError(t, json.Unmarshal([]byte(cols[0]), &patterns), "%s:%d", file, line)
+			require.NoError(t, json.Unmarshal([]byte(cols[1]), &command), "%s:%d", file, line)
+			res := e.Evaluate(Request{
+				Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol,
+				Allow: NewMatcher(entries(patterns...), fakePath),
+			})
+			want := Decision(cols[2])
+			if want == "ask" {
+				want = AskHuman
+			}
+			n++
+			assert.Equal(t, want, res.Decision, "%s:%d: %v %q (%s)\n\t%s", file, line, patterns, command, cols[3], explain(res))
 		})
-		want := Decision(cols[2])
-		if want == "ask" {
-			want = AskHuman
-		}
-		n++
-		assert.Equal(t, want, res.Decision, "allowlist.tsv:%d: %v %q (%s)\n\t%s", line, patterns, command, cols[3], explain(res))
-	})
+	}
 	assert.GreaterOrEqual(t, n, 40)
 }
 

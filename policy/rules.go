@@ -96,6 +96,7 @@ type wrapperSpec struct {
 	JoinAsShell            bool     `json:"joinAsShell"`   // the words are joined and run by sh -c (watch)
 	ExecOptions            []string `json:"execOptions"`   // options that turn JoinAsShell off (watch -x)
 	OutputOptions          []string `json:"outputOptions"` // options whose value is a file written (strace -o)
+	ReadOptions            []string `json:"readOptions"`   // options whose value is a file read (xargs -a)
 	Lookup                 []string `json:"lookup"`        // options that only look the command up (command -v)
 	Risk                   string   `json:"risk"`          // risk of using the wrapper at all
 	Reason                 string   `json:"reason"`

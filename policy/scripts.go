@@ -130,14 +130,62 @@ func sedScriptUnsafe(script string) (why, code string) {
 // programs can run commands (system, pipes to or from commands) and write
 // files (print > file).
 func awkUnsafe(v argView) string {
-	if v.has("-f", "--file*", "-i", "--include*", "-l", "--load*", "-E", "--exec*") {
-		return "runs a program file that is not checked"
+	var programs []word
+	for _, i := range v.options {
+		t := v.words[i].text
+		switch {
+		case matchesAny([]string{"-f", "--file*", "-i", "--include*", "-l", "--load*", "-E", "--exec*"}, t):
+			return "runs a program file that is not checked"
+		case strings.HasPrefix(t, "--profile") || strings.HasPrefix(t, "--pretty-print") || strings.HasPrefix(t, "--dump-variables") ||
+			len(t) >= 2 && t[0] == '-' && t[1] != '-' && strings.ContainsAny(t[1:2], "pod"):
+			return "writes a file (" + t + ")"
+		case t == "-e" || strings.HasPrefix(t, "-e") && !strings.HasPrefix(t, "--") || strings.HasPrefix(t, "--source") || strings.HasPrefix(t, "--exec"):
+			if prog, ok := optionWordValue(v.words, i); ok {
+				programs = append(programs, prog)
+			}
+		case awkFlag(t):
+		default:
+			return "takes an option execgate does not know (" + t + ")"
+		}
 	}
-	ops := v.operands()
-	if len(ops) == 0 {
-		return "reads its program from nowhere it can check"
+	if len(programs) == 0 {
+		ops := v.operands()
+		if len(ops) == 0 {
+			return "reads its program from nowhere it can check"
+		}
+		programs = ops[:1]
 	}
-	prog := ops[0].text
+	for _, p := range programs {
+		if why := awkProgramUnsafe(p); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// awkFlag reports whether t is an awk option that changes only how the
+// program reads and prints: -F and -v with their values, and gawk's
+// compatibility, lint and numeric switches.
+func awkFlag(t string) bool {
+	if strings.HasPrefix(t, "-F") || strings.HasPrefix(t, "-v") || strings.HasPrefix(t, "--field-separator") || strings.HasPrefix(t, "--assign") {
+		return true
+	}
+	switch t {
+	case "--", "-b", "-c", "-n", "-N", "-P", "-r", "-s", "-S", "-t", "-M", "-O", "-L", "-g",
+		"--characters-as-bytes", "--traditional", "--copyright", "--version", "--help",
+		"--non-decimal-data", "--use-lc-numeric", "--posix", "--re-interval", "--no-optimize",
+		"--sandbox", "--lint", "--lint-old", "--bignum", "--optimize", "--gen-pot", "--csv", "-k":
+		return true
+	}
+	return strings.HasPrefix(t, "--lint=")
+}
+
+// awkProgramUnsafe reports why an awk program's text is not read-only.
+func awkProgramUnsafe(w word) string {
+	if !w.known {
+		return "runs a program only known at run time"
+	}
+	prog := w.text
 	switch {
 	case strings.Contains(prog, "system"):
 		return "runs commands (system)"
@@ -149,6 +197,33 @@ func awkUnsafe(v argView) string {
 		return "reads input it names itself (getline)"
 	case strings.Contains(prog, "ENVIRON"):
 		return "reads the environment, which may hold secrets"
+	case strings.Contains(prog, "@load") || strings.Contains(prog, "@include") || strings.Contains(prog, "@namespace"):
+		return "loads more program text or a library (@load, @include)"
+	case strings.Contains(prog, "PROCINFO") || strings.Contains(prog, "ARGV") || strings.Contains(prog, "ARGC"):
+		return "changes what it reads or how it runs (PROCINFO, ARGV)"
 	}
 	return ""
+}
+
+// awkOutputFiles returns the files gawk's --profile, --pretty-print and
+// --dump-variables write (their values are attached, or a default name in
+// the current directory).
+func awkOutputFiles(v argView) []word {
+	var out []word
+	for _, i := range v.options {
+		t := v.words[i].text
+		for _, o := range []struct{ long, short, def string }{
+			{"--profile", "-p", "awkprof.out"}, {"--pretty-print", "-o", "awkprof.out"}, {"--dump-variables", "-d", "awkvars.out"},
+		} {
+			switch {
+			case strings.HasPrefix(t, o.long+"="):
+				out = append(out, word{text: strings.TrimPrefix(t, o.long+"="), known: v.words[i].known})
+			case t == o.long || t == o.short:
+				out = append(out, word{text: o.def, known: true})
+			case strings.HasPrefix(t, o.short) && !strings.HasPrefix(t, "--"):
+				out = append(out, word{text: t[2:], known: v.words[i].known})
+			}
+		}
+	}
+	return out
 }

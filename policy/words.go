@@ -43,6 +43,21 @@ type word struct {
 	// promptExpand is set by ${x@P}, which expands the variable's value
 	// as a prompt string and so runs the command substitutions in it.
 	promptExpand bool
+	// ariths lists the arithmetic the word's expansion evaluates: $(( )),
+	// $[ ], and the subscripts and slice bounds of parameters.
+	ariths []syntax.ArithmExpr
+	// assoc names the associative arrays whose subscripts, being keys,
+	// are not arithmetic (filled in by the analyzer).
+	assocIndex []*syntax.Word
+	assocNames []string
+	// indirect is set by ${!x}: the name of the parameter expanded is x's
+	// value, and a subscript in it is evaluated.
+	indirect bool
+	// translated is set by $"…", which bash looks up in a message catalog
+	// chosen by TEXTDOMAIN and TEXTDOMAINDIR.
+	translated bool
+	// node is the word as parsed, when the word is one.
+	node *syntax.Word
 }
 
 // pathKnown reports whether the word's path is known apart from $HOME.
@@ -60,7 +75,7 @@ const unknownShape = "$?"
 // evalWord evaluates w as the shell would, as far as that is possible
 // without running anything.
 func evalWord(w *syntax.Word) word {
-	out := word{known: true}
+	out := word{known: true, node: w}
 	var sb strings.Builder
 	for i, part := range w.Parts {
 		evalPart(&out, &sb, part, i == 0, false)
@@ -102,15 +117,15 @@ func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quote
 		}
 		sb.WriteString(p.Value)
 	case *syntax.DblQuoted:
+		if p.Dollar {
+			out.translated = true
+		}
 		for j, inner := range p.Parts {
 			evalPart(out, sb, inner, first && j == 0, true)
 		}
 	case *syntax.ParamExp:
 		out.known = false
-		collectSubst(p, out)
-		if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
-			out.promptExpand = true
-		}
+		paramExpansions(p, out)
 		if !quoted {
 			out.splits = true
 		}
@@ -134,7 +149,7 @@ func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quote
 		sb.WriteString(unknownShape)
 	case *syntax.ArithmExp:
 		out.known = false
-		collectSubst(p.X, out)
+		out.ariths = append(out.ariths, p.X)
 		sb.WriteString(unknownShape)
 	case *syntax.ExtGlob:
 		out.glob = true
@@ -152,23 +167,81 @@ func isHomeParam(p *syntax.ParamExp) bool {
 		p.Index == nil && p.Slice == nil && !p.Length && !p.Excl && !p.Width
 }
 
-// collectSubst finds command substitutions nested in a node (an arithmetic
-// expression, ${X:-$(cmd)}): bash evaluates them, so their commands run.
-func collectSubst(x syntax.Node, out *word) {
-	if x == nil {
+// paramExpansions notes what expanding p runs or evaluates: the command
+// substitutions in its words (${x:-$(cmd)}), the arithmetic of its
+// subscript and slice, an indirection and a prompt expansion.
+func paramExpansions(p *syntax.ParamExp, out *word) {
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
+		out.promptExpand = true
+	}
+	if p.Excl && p.Names == 0 && !isListIndex(p.Index) {
+		// ${!x}; ${!x*}, ${!x@} and ${!a[@]} only list names or keys.
+		out.indirect = true
+	}
+	if p.NestedParam != nil {
+		collectExpansions(&syntax.Word{Parts: []syntax.WordPart{p.NestedParam}}, out)
+	}
+	if p.Index != nil && !isListIndex(p.Index) {
+		if w, ok := p.Index.(*syntax.Word); ok && p.Param != nil {
+			// Whether this is a key or arithmetic depends on how the
+			// array was declared; the analyzer decides.
+			out.assocIndex = append(out.assocIndex, w)
+			out.assocNames = append(out.assocNames, p.Param.Value)
+		} else {
+			out.ariths = append(out.ariths, p.Index)
+		}
+	}
+	if p.Slice != nil {
+		if p.Slice.Offset != nil {
+			out.ariths = append(out.ariths, p.Slice.Offset)
+		}
+		if p.Slice.Length != nil {
+			out.ariths = append(out.ariths, p.Slice.Length)
+		}
+	}
+	if p.Repl != nil {
+		collectExpansions(p.Repl.Orig, out)
+		collectExpansions(p.Repl.With, out)
+	}
+	if p.Exp != nil {
+		collectExpansions(p.Exp.Word, out)
+	}
+}
+
+// isListIndex reports whether a subscript is @ or *, which lists all
+// elements and evaluates nothing.
+func isListIndex(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	l := w.Lit()
+	return l == "@" || l == "*"
+}
+
+// collectExpansions notes the expansions inside a word nested in a
+// parameter expansion.
+func collectExpansions(w *syntax.Word, out *word) {
+	if w == nil {
 		return
 	}
-	syntax.Walk(x, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			out.subst = append(out.subst, n.Stmts...)
-			return false
-		case *syntax.ProcSubst:
-			out.subst = append(out.subst, n.Stmts...)
-			return false
-		}
-		return true
-	})
+	var sb strings.Builder
+	inner := word{known: true}
+	for i, part := range w.Parts {
+		evalPart(&inner, &sb, part, i == 0, false)
+	}
+	out.merge(inner)
+}
+
+// merge adds what evaluating inner runs or evaluates to w.
+func (w *word) merge(inner word) {
+	w.subst = append(w.subst, inner.subst...)
+	w.ariths = append(w.ariths, inner.ariths...)
+	w.assocIndex = append(w.assocIndex, inner.assocIndex...)
+	w.assocNames = append(w.assocNames, inner.assocNames...)
+	w.indirect = w.indirect || inner.indirect
+	w.translated = w.translated || inner.translated
+	w.promptExpand = w.promptExpand || inner.promptExpand
 }
 
 // unescapeUnquoted removes backslashes from an unquoted literal and notes
