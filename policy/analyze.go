@@ -15,10 +15,14 @@ type Reason struct {
 	Text string `json:"text"`
 	// Rule names the rule table entry behind the reason, if any.
 	Rule string `json:"rule,omitempty"`
-	// Firm reasons hold against wildcard allowlist patterns: an argument
-	// that makes a program run code, write or read credentials, an opaque
-	// payload, or anything dangerous.
-	Firm bool `json:"-"`
+	// Coverable reasons are the only ones a wildcard allowlist pattern
+	// waives: what the program is for, as its words say — it is not
+	// read-only, it talks to the network, it writes inside the workspace,
+	// a rule table entry not marked firm. Every other reason (an effect on
+	// credentials, code, the environment, paths outside the workspace,
+	// anything the analysis cannot see, anything dangerous) takes an exact
+	// pattern or a person. The default is not coverable.
+	Coverable bool `json:"-"`
 }
 
 // Segment is one simple command found anywhere in a program, with the
@@ -48,7 +52,7 @@ type Segment struct {
 
 	words   []word   // Argv as evaluated words
 	context []string // the nested shells and functions around it
-	unsafe  bool     // a safe program's arguments made it unsafe (Firm)
+	unsafe  bool     // a safe program's arguments made it unsafe (never coverable)
 	flags   flowFlags
 	pushed  bool // recorded in the analysis's segments
 }
@@ -83,7 +87,7 @@ func (s *Segment) firm() bool {
 		return true
 	}
 	for _, r := range s.Reasons {
-		if r.Firm || r.Risk == Dangerous {
+		if !r.Coverable || r.Risk == Dangerous {
 			return true
 		}
 	}
@@ -333,7 +337,7 @@ func (a *analyzer) compound(s *syntax.Stmt, f frame, piped bool) {
 		a.stmt(c.Body, f, false)
 	default:
 		seg := a.newSegment(s, f)
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses a shell construct (%T) this analysis does not know", c), Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses a shell construct (%T) this analysis does not know", c)})
 		seg.Opaque = true
 		a.push(seg)
 	}
@@ -395,7 +399,7 @@ func (a *analyzer) testExpr(seg *Segment, x syntax.TestExpr, f frame) {
 		a.expansions(seg, evalWord(x), f)
 	case nil:
 	default:
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses a test form (%T) execgate cannot check", x), Rule: "unknown-construct", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses a test form (%T) execgate cannot check", x), Rule: "unknown-construct"})
 	}
 }
 
@@ -430,7 +434,7 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, s *syntax.Stmt, f frame) {
 	for _, n := range names {
 		a.funcs[n.Value] = c.Body
 		if a.shadows(n.Value) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines a function %q that replaces the command of that name", n.Value), Rule: "function-shadows-command", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines a function %q that replaces the command of that name", n.Value), Rule: "function-shadows-command"})
 		}
 	}
 	// The body is analyzed once, here, whether or not it is called: a
@@ -526,11 +530,11 @@ func (a *analyzer) namerefDecl(seg *Segment, text string, known bool) {
 	if !known || !identifier.MatchString(target) {
 		a.vars.namerefs[name] = ""
 		a.vars.poisonAll = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to a variable only known at run time", name), Rule: "nameref", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to a variable only known at run time", name), Rule: "nameref"})
 		return
 	}
 	a.vars.namerefs[name] = target
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to %s: setting %s sets %s", name, target, name, target), Rule: "nameref", Firm: true})
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to %s: setting %s sets %s", name, target, name, target), Rule: "nameref"})
 }
 
 // assignment classifies NAME=value, NAME[i]=value and NAME=(…): the
@@ -574,14 +578,14 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 	a.assigned(target, numeric && as.Index == nil && as.Array == nil)
 	if target == "PATH" && as.Value != nil && as.Index == nil {
 		if dir, ok := a.conventionalPrepend(as.Value); ok {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on PATH, so its programs run instead of the system's", dir), Rule: "path-prepend", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on PATH, so its programs run instead of the system's", dir), Rule: "path-prepend"})
 			return
 		}
 	}
 	a.checkVar(seg, target)
 	if as.Value != nil {
 		if v := evalWord(as.Value); v.known && strings.Contains(v.text, "[") && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`")) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("stores code in %s that bash runs if the variable is used in arithmetic", name), Rule: "subscript-substitution", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("stores code in %s that bash runs if the variable is used in arithmetic", name), Rule: "subscript-substitution"})
 		}
 	}
 }
@@ -663,13 +667,13 @@ func (a *analyzer) expansions(seg *Segment, w word, f frame) {
 		a.subscript(seg, idx, a.vars.assoc[w.assocNames[i]], f)
 	}
 	if w.promptExpand {
-		seg.add(Reason{Risk: NeedsReview, Text: "expands ${…@P}, which runs any command substitution stored in the variable", Rule: "prompt-expansion", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: "expands ${…@P}, which runs any command substitution stored in the variable", Rule: "prompt-expansion"})
 	}
 	if w.indirect {
-		seg.add(Reason{Risk: NeedsReview, Text: "expands ${!…}: the variable it reads is named at run time, and a subscript in that name is evaluated (indirect expansion)", Rule: "indirect-expansion", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: "expands ${!…}: the variable it reads is named at run time, and a subscript in that name is evaluated (indirect expansion)", Rule: "indirect-expansion"})
 	}
 	if w.translated {
-		seg.add(Reason{Risk: NeedsReview, Text: "uses $\"…\", which bash translates from a message catalog chosen by TEXTDOMAIN and TEXTDOMAINDIR", Rule: "translated-string", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: "uses $\"…\", which bash translates from a message catalog chosen by TEXTDOMAIN and TEXTDOMAINDIR", Rule: "translated-string"})
 	}
 }
 
@@ -740,7 +744,7 @@ func (a *analyzer) checkFlow(seg *Segment, up flowFlags, sources []string) {
 		for _, w := range seg.words {
 			if w.fromStdin {
 				seg.flags.readsCreds = true
-				seg.add(Reason{Risk: NeedsReview, Text: "reads files that find lists outside the workspace, which may hold credentials", Rule: "reads-credentials", Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: "reads files that find lists outside the workspace, which may hold credentials", Rule: "reads-credentials"})
 				break
 			}
 		}
@@ -835,7 +839,7 @@ func (a *analyzer) call(ce *syntax.CallExpr, s *syntax.Stmt, f frame, piped bool
 
 // dynamicName is the reason for a command whose name is computed.
 func dynamicName(text string) Reason {
-	return Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs a dynamic command: its name %s is only known at run time", quoteWord(text)), Rule: "dynamic-command", Firm: true}
+	return Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs a dynamic command: its name %s is only known at run time", quoteWord(text)), Rule: "dynamic-command"}
 }
 
 // quoteWord renders a word for a reason.

@@ -103,7 +103,7 @@ func (a *analyzer) resolveArithUses() {
 }
 
 func arithReason(text string) Reason {
-	return Reason{Risk: NeedsReview, Text: text + " (bash runs any $(…) in a subscript of a value it evaluates as arithmetic)", Rule: "arithmetic-value", Firm: true}
+	return Reason{Risk: NeedsReview, Text: text + " (bash runs any $(…) in a subscript of a value it evaluates as arithmetic)", Rule: "arithmetic-value"}
 }
 
 // isAssignOp reports whether op assigns to its left operand.
@@ -153,7 +153,7 @@ func (a *analyzer) arithExpr(seg *Segment, x syntax.ArithmExpr, f frame) {
 	case *syntax.Word:
 		a.arithOperand(seg, x, f)
 	default:
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses an arithmetic form (%T) execgate cannot check", x), Rule: "unknown-construct", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("uses an arithmetic form (%T) execgate cannot check", x), Rule: "unknown-construct"})
 	}
 }
 
@@ -290,7 +290,7 @@ func (a *analyzer) arithString(seg *Segment, text string, f frame) {
 // is set.
 func (a *analyzer) nameOperand(seg *Segment, w word, f frame, assign bool) {
 	if !w.known {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes a variable name only known at run time (%s), which bash may evaluate as arithmetic", quoteWord(w.text)), Rule: "dynamic-name", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes a variable name only known at run time (%s), which bash may evaluate as arithmetic", quoteWord(w.text)), Rule: "dynamic-name"})
 		if assign {
 			a.vars.poisonAll = true
 		}
@@ -301,7 +301,7 @@ func (a *analyzer) nameOperand(seg *Segment, w word, f frame, assign bool) {
 	base, sub, hasSub := strings.Cut(name, "[")
 	if hasSub {
 		if !strings.HasSuffix(sub, "]") || !identifier.MatchString(base) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes %s as a variable name, which execgate cannot read", quoteWord(w.text)), Rule: "dynamic-name", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes %s as a variable name, which execgate cannot read", quoteWord(w.text)), Rule: "dynamic-name"})
 			return
 		}
 		a.arithString(seg, strings.TrimSuffix(sub, "]"), f)

@@ -99,7 +99,7 @@ func (a *analyzer) builtinWords(seg *Segment, name string, words []word, f frame
 			a.arithWord(seg, value, f)
 		case matchesAny(spec.codeOptions, opt):
 			seg.Opaque = true
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs the code %s for each line it reads", name, opt, quoteWord(value.text)), Rule: "builtin-callback", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs the code %s for each line it reads", name, opt, quoteWord(value.text)), Rule: "builtin-callback"})
 		}
 	}
 	switch {

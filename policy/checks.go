@@ -37,7 +37,7 @@ func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 		return false
 	}
 	if !systemProgram(words[0].text) {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].text), name), Rule: "local-program", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].text), name), Rule: "local-program"})
 		return false
 	}
 	return a.safeArgs(seg, name, name, spec, words[1:])
@@ -50,7 +50,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 	ok := true
 	unsafe := func(text, rule string) {
 		seg.unsafe = true
-		seg.add(Reason{Risk: NeedsReview, Text: text, Rule: rule, Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: text, Rule: rule})
 		ok = false
 	}
 	for _, i := range v.options {
@@ -73,7 +73,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 	if len(spec.Only) > 0 {
 		for _, i := range v.options {
 			if !matchesAny(spec.Only, v.words[i].text) {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not read-only", label, v.words[i].text), Rule: "not-read-only"})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not read-only", label, v.words[i].text), Rule: "not-read-only", Coverable: true})
 				ok = false
 			}
 		}
@@ -94,14 +94,14 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		sub := ops[0]
 		subSpec := spec.Sub[sub.text]
 		if !sub.known || subSpec == nil {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not a read-only subcommand", label, sub.text), Rule: "not-read-only"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not a read-only subcommand", label, sub.text), Rule: "not-read-only", Coverable: true})
 			return false
 		}
 		idx := v.positional[0]
 		return a.safeArgs(seg, program, label+" "+sub.text, subSpec, args[idx+1:]) && ok
 	}
 	if spec.MaxPositionals != nil && len(ops) > *spec.MaxPositionals && !v.has(spec.PositionalsWith...) {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s with %d operands is not read-only", label, len(ops)), Rule: "not-read-only"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s with %d operands is not read-only", label, len(ops)), Rule: "not-read-only", Coverable: true})
 		ok = false
 	}
 	switch spec.Check {
@@ -183,10 +183,10 @@ func (a *analyzer) applyRules(seg *Segment, name string, words []word) {
 	for _, ru := range a.r.rulesFor(name) {
 		switch a.matchRule(ru, name, words) {
 		case matchYes:
-			seg.add(Reason{Risk: ru.Risk, Text: ru.Reason, Rule: ru.ID, Firm: ru.Firm || ru.Risk == Dangerous})
+			seg.add(Reason{Risk: ru.Risk, Text: ru.Reason, Rule: ru.ID, Coverable: !ru.Firm && ru.Risk != Dangerous})
 		case matchMaybe:
 			if ru.Risk == Dangerous {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("dynamic arguments, only known at run time, could mean it %s", ru.Reason), Rule: ru.ID, Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("dynamic arguments, only known at run time, could mean it %s", ru.Reason), Rule: ru.ID})
 			}
 		}
 	}
@@ -571,7 +571,7 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 	if a.r.network[name] {
 		seg.flags.fetches = true
 		seg.flags.sendsStdin = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network", Coverable: true})
 		if c := a.credentialArg(name, words[1:]); c != "" {
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
 		}
@@ -586,13 +586,13 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 	}
 	if a.r.envPrinters[name] && len(words) == 1 {
 		seg.flags.printsEnv = true
-		seg.add(Reason{Risk: NeedsReview, Text: "prints the environment, which may hold secrets", Rule: "prints-environment", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: "prints the environment, which may hold secrets", Rule: "prints-environment"})
 	}
 	if !seg.flags.readsCreds {
 		if spec := a.r.Safe[name]; spec == nil || !spec.Data {
 			if c := a.credentialArg(name, words[1:]); c != "" {
 				seg.flags.readsCreds = true
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)%s", c, environNote(c)), Rule: "reads-credentials", Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)%s", c, environNote(c)), Rule: "reads-credentials"})
 			}
 		}
 	}
@@ -626,6 +626,9 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 				a.writeTarget(seg, target, r.Op.String())
 			}
 		case syntax.RdrIn:
+			if seg.flags.sendsStdin && !a.pathIn("harmless", a.normPath(target.text)) {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sends the file %s to the network (upload)", target.text), Rule: "uploads-file"})
+			}
 			if target.known && a.pathIn("network-devices", target.text) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("reads from a network connection (%s)", target.text), Rule: "dev-tcp"})
 			} else if c := a.credentialArg("", []word{target}); c != "" {
@@ -633,7 +636,7 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 				if seg.flags.sendsStdin {
 					seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
 				} else {
-					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)", c), Rule: "reads-credentials", Firm: true})
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)", c), Rule: "reads-credentials"})
 				}
 			}
 		}
@@ -671,7 +674,7 @@ func isFD(s string) bool {
 // runs code later (a git hook, .envrc, a CI workflow …).
 func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	if !target.pathKnown() {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.text)), Rule: "dynamic-redirect", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.text)), Rule: "dynamic-redirect"})
 		return
 	}
 	if target.glob {
@@ -689,13 +692,13 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	abs := a.resolve(target.text)
 	switch {
 	case abs == "":
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, relative to a directory execgate cannot follow (unknown)", what(op), target.text), Rule: "unknown-directory-write", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, relative to a directory execgate cannot follow (unknown)", what(op), target.text), Rule: "unknown-directory-write"})
 	case a.pathIn("code-loading", n) || a.pathIn("code-loading", abs):
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes %s, a file that runs code later (code-loading)", what(op), target.text), Rule: "code-loading-write", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes %s, a file that runs code later (code-loading)", what(op), target.text), Rule: "code-loading-write"})
 	case !a.insideWorkspace(abs) && !a.pathIn("temporary", abs):
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, outside the workspace", what(op), target.text), Rule: "outside-workspace-write", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, outside the workspace", what(op), target.text), Rule: "outside-workspace-write"})
 	default:
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), target.text), Rule: "writes-file"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), target.text), Rule: "writes-file", Coverable: true})
 	}
 }
 
@@ -714,5 +717,5 @@ func (a *analyzer) globWrite(seg *Segment, target word, op string) {
 			}
 		}
 	}
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a file named by the pattern %s (unknown)", what(op), target.text), Rule: "glob-write", Firm: true})
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a file named by the pattern %s (unknown)", what(op), target.text), Rule: "glob-write"})
 }

@@ -62,7 +62,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
 	if !safe && seg.Risk == Safe {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].text)), Rule: "not-read-only"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].text)), Rule: "not-read-only", Coverable: true})
 	}
 }
 
@@ -80,7 +80,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 	name := programName(words[0].text)
 	if spec.Risk != "" {
 		r, _ := ParseRisk(spec.Risk)
-		seg.add(Reason{Risk: r, Text: spec.Reason, Rule: "wrapper-" + name})
+		seg.add(Reason{Risk: r, Text: spec.Reason, Rule: "wrapper-" + name, Coverable: r < Dangerous})
 	}
 	args := words[1:]
 	i := 0
@@ -90,7 +90,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		w := args[i]
 		if !w.known {
 			if isOptionShape(w) {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the options of %s are only known at run time", name), Rule: "dynamic-options", Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the options of %s are only known at run time", name), Rule: "dynamic-options"})
 			}
 			break
 		}
@@ -116,7 +116,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		case matchesAny(spec.SplitOptions, t):
 			payload, ok := optionArgument(args, &i, matchingSpec(spec.SplitOptions, t))
 			if !ok || !payload.literal() {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs a command only known at run time", name, t), Rule: "dynamic-payload", Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs a command only known at run time", name, t), Rule: "dynamic-payload"})
 				seg.Opaque = true
 				a.push(seg)
 				return nil, unwrapDone
@@ -142,7 +142,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 			if v, ok := optionArgument(args, &i, matchingSpec(spec.ReadOptions, t)); ok {
 				if c := a.credentialArg("", []word{v}); c != "" {
 					seg.flags.readsCreds = true
-					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s reads credentials (%s)", name, t, c), Rule: "reads-credentials", Firm: true})
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s reads credentials (%s)", name, t, c), Rule: "reads-credentials"})
 				}
 			}
 		case matchesAny(spec.OutputOptions, t):
@@ -175,7 +175,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		line := make([]string, len(rest))
 		for j, r := range rest {
 			if !r.known {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs a command only known at run time", name), Rule: "dynamic-payload", Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs a command only known at run time", name), Rule: "dynamic-payload"})
 				seg.Opaque = true
 				a.push(seg)
 				return nil, unwrapDone
@@ -237,7 +237,7 @@ func (a *analyzer) outputTarget(seg *Segment, v word, label string) {
 	if v.known && (strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!")) {
 		cmd := v.text[1:]
 		risk, reasons := a.sub(cmd)
-		seg.add(Reason{Risk: risk.Max(NeedsReview), Text: fmt.Sprintf("%s pipes its output into the command `%s`%s", label, oneLine(cmd), joinedReasons(reasons)), Rule: "output-command", Firm: true})
+		seg.add(Reason{Risk: risk.Max(NeedsReview), Text: fmt.Sprintf("%s pipes its output into the command `%s`%s", label, oneLine(cmd), joinedReasons(reasons)), Rule: "output-command"})
 		return
 	}
 	a.writeTarget(seg, v, label)
@@ -313,7 +313,7 @@ func matchesAny(specs []string, arg string) bool {
 // current shell (eval, trap).
 func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, runner, label string, s *syntax.Stmt, f frame) {
 	if !ok {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is missing its script", label), Rule: "missing-payload"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is missing its script", label), Rule: "missing-payload", Coverable: true})
 		a.redirects(seg, s, f)
 		a.push(seg)
 		return
@@ -332,7 +332,7 @@ func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, runner, label
 // when it comes straight from the network or a decoder.
 func (a *analyzer) opaquePayload(seg *Segment, payload word, label string, s *syntax.Stmt, f frame) {
 	seg.Opaque = true
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs dynamic inline code, only known at run time (%s)", label, quoteWord(payload.text)), Rule: "dynamic-payload", Firm: true})
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs dynamic inline code, only known at run time (%s)", label, quoteWord(payload.text)), Rule: "dynamic-payload"})
 	fetch, decode := a.substitutionSources(payload.subst)
 	switch {
 	case fetch:
@@ -379,7 +379,7 @@ func (a *analyzer) substitutionSources(stmts []*syntax.Stmt) (fetch, decode bool
 func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f frame) {
 	if f.depth+1 > maxDepth {
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("nests shells more than %d levels deep (depth limit)", maxDepth), Rule: "too-deep", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("nests shells more than %d levels deep (depth limit)", maxDepth), Rule: "too-deep"})
 		a.redirects(seg, s, f)
 		a.push(seg)
 		return
@@ -388,7 +388,7 @@ func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f fra
 	inner := frame{depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), label), lang: f.lang}
 	if err := a.program(src, inner); err != nil {
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error"})
 	}
 	a.cwd = saved
 	a.redirects(seg, s, f)
@@ -404,7 +404,7 @@ func (a *analyzer) callFunction(seg *Segment, name string, body *syntax.Stmt, s 
 			if forksItself(body, name) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("function %s calls itself in a pipe or in the background: a fork bomb", name), Rule: "fork-bomb"})
 			} else {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("function %s calls itself", name), Rule: "recursive-function", Firm: true})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("function %s calls itself", name), Rule: "recursive-function"})
 			}
 			a.push(seg)
 			return
@@ -413,7 +413,7 @@ func (a *analyzer) callFunction(seg *Segment, name string, body *syntax.Stmt, s 
 	if f.depth+1 > maxDepth {
 		seg.Argv = []string{name}
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("nests calls more than %d levels deep (depth limit)", maxDepth), Rule: "too-deep", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("nests calls more than %d levels deep (depth limit)", maxDepth), Rule: "too-deep"})
 		a.push(seg)
 		return
 	}
@@ -556,7 +556,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 		}
 		if t == "--rcfile" || t == "--init-file" {
 			seg.Opaque = true
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the start-up file given to %s", name, t), Rule: "shell-rcfile", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the start-up file given to %s", name, t), Rule: "shell-rcfile"})
 		}
 		if !(strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) || len(t) < 2 {
 			break
@@ -572,7 +572,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 	label := name + " -c"
 	if cflag {
 		if i >= len(args) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s -c is missing its script", name), Rule: "missing-payload"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s -c is missing its script", name), Rule: "missing-payload", Coverable: true})
 			return false
 		}
 		a.nestedWord(seg, args[i], true, name, label, s, f)
@@ -585,7 +585,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 			return true
 		}
 		if script.text != "/dev/stdin" {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the script %s, whose contents are not checked", quoteWord(script.text)), Rule: "script-file"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the script %s, whose contents are not checked", quoteWord(script.text)), Rule: "script-file", Coverable: a.workspaceFile(script)})
 			a.flows(seg, name, words)
 			a.redirects(seg, s, f)
 			a.push(seg)
@@ -606,20 +606,20 @@ func (a *analyzer) stdinCode(seg *Segment, name string, s *syntax.Stmt, f frame,
 		}
 		if !ok {
 			seg.Opaque = true
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs a heredoc whose text is only known at run time (dynamic)", name), Rule: "dynamic-payload", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs a heredoc whose text is only known at run time (dynamic)", name), Rule: "dynamic-payload"})
 		} else {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs inline code from a heredoc", name), Rule: "inline-code"})
 			a.inlineCode(seg, name, body)
 		}
 	} else if file, found := stdinFile(s); found {
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the code in %s, which is not checked", name, quoteWord(file)), Rule: "script-file", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the code in %s, which is not checked", name, quoteWord(file)), Rule: "script-file"})
 	} else if piped {
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs whatever code the pipe gives it", name), Rule: "pipe-to-shell", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs whatever code the pipe gives it", name), Rule: "pipe-to-shell"})
 	} else {
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("starts an interactive %s", name), Rule: "interactive-shell", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("starts an interactive %s", name), Rule: "interactive-shell"})
 	}
 	a.flows(seg, name, seg.words)
 	a.redirects(seg, s, f)
@@ -718,7 +718,7 @@ func (a *analyzer) source(seg *Segment, name string, words []word, s *syntax.Stm
 		return a.stdinCode(seg, name, s, f, piped)
 	}
 	seg.Opaque = true
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sources %s: its commands are not checked", quoteWord(file.text)), Rule: "source-file", Firm: true})
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sources %s: its commands are not checked", quoteWord(file.text)), Rule: "source-file"})
 	a.redirects(seg, s, f)
 	a.push(seg)
 	return true
@@ -745,9 +745,9 @@ func (a *analyzer) alias(seg *Segment, words []word, f frame) {
 			continue
 		}
 		if a.shadows(n) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines an alias %q that replaces the command of that name", n), Rule: "alias-shadows-command", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines an alias %q that replaces the command of that name", n), Rule: "alias-shadows-command"})
 		} else {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines an alias %q", n), Rule: "alias", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("defines an alias %q", n), Rule: "alias"})
 		}
 		if w.known && f.depth+1 <= maxDepth {
 			saved := a.cwd
@@ -817,7 +817,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		if !w.known {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is given arguments only known at run time", name), Rule: "dynamic-arguments", Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is given arguments only known at run time", name), Rule: "dynamic-arguments"})
 			return false
 		}
 		t := w.text
@@ -845,7 +845,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		}
 		if m := matchingSpec(spec.ModuleOptions, t); m != "" {
 			if mod, ok := optionArgument(args, &i, m); ok {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file"})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file", Coverable: mod.known})
 				return false
 			}
 		}
@@ -857,7 +857,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 				a.inlineCode(seg, name, t)
 				return false
 			}
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s program %s, whose code is not checked", spec.Language, quoteWord(t)), Rule: "script-file"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s program %s, whose code is not checked", spec.Language, quoteWord(t)), Rule: "script-file", Coverable: a.workspaceFile(w)})
 			return false
 		}
 		if takesValue(t, withValue) {
@@ -887,18 +887,18 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 		}
 		re, err := cr.regexp()
 		if err != nil {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("code rule %s is broken: %v", cr.ID, err), Rule: cr.ID, Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("code rule %s is broken: %v", cr.ID, err), Rule: cr.ID})
 			continue
 		}
 		matches := re.FindAllStringSubmatch(code, maxCodeCalls+1)
 		if len(matches) > maxCodeCalls {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s code has more than %d calls to check (%s)", lang, maxCodeCalls, cr.Reason), Rule: cr.ID, Firm: true})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s code has more than %d calls to check (%s)", lang, maxCodeCalls, cr.Reason), Rule: cr.ID})
 			matches = matches[:maxCodeCalls]
 		}
 		for _, m := range matches {
 			arg := m[len(m)-1]
 			if cr.Risk > Safe {
-				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID, Firm: true})
+				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID})
 				continue
 			}
 			var cmd string
@@ -920,7 +920,7 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 			}
 			risk, reasons := a.sub(cmd)
 			if risk > Safe {
-				seg.add(Reason{Risk: risk, Text: fmt.Sprintf("%s code %s, like `%s`: %s", lang, cr.Reason, oneLine(cmd), strings.Join(reasons, "; ")), Rule: cr.ID, Firm: true})
+				seg.add(Reason{Risk: risk, Text: fmt.Sprintf("%s code %s, like `%s`: %s", lang, cr.Reason, oneLine(cmd), strings.Join(reasons, "; ")), Rule: cr.ID})
 			}
 		}
 	}
@@ -985,4 +985,15 @@ func quotedStrings(s string) []string {
 		i += j + 1
 	}
 	return out
+}
+
+// workspaceFile reports whether w names a file inside the workspace, not a
+// file in the temporary directories or anywhere else (a script a wildcard
+// pattern may let a program run).
+func (a *analyzer) workspaceFile(w word) bool {
+	if !w.literal() {
+		return false
+	}
+	abs := a.resolve(w.text)
+	return abs != "" && a.insideWorkspace(abs) && !a.pathIn("code-loading", a.normPath(w.text))
 }

@@ -69,7 +69,7 @@ func (a *analyzer) envVar(seg *Segment, name string, value *syntax.Word) {
 		// assignment and checkVar, called for every assignment, have
 		// the reason (PATH=tool-dir:$PATH is needs-review there).
 	default:
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sets %s in the environment, and execgate does not know what it changes", name), Rule: "unknown-variable", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sets %s in the environment, and execgate does not know what it changes", name), Rule: "unknown-variable"})
 	}
 }
 

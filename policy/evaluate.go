@@ -73,13 +73,13 @@ func (e *Engine) Analyze(req Request) Result {
 			_ = a.program(prefix, frame{})
 		}
 		seg := &Segment{Text: req.Command}
-		seg.add(Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error"})
 		seg.Opaque = true
 		a.segs = append(a.segs, seg)
 	}
 	if a.overflow {
 		seg := &Segment{Text: req.Command}
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("has more than %d commands; the rest were not analyzed", maxSegments), Rule: "too-many", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("has more than %d commands; the rest were not analyzed", maxSegments), Rule: "too-many"})
 		seg.Opaque = true
 		a.segs = append(a.segs, seg)
 	}
@@ -90,7 +90,7 @@ func (e *Engine) Analyze(req Request) Result {
 		if s.Argv == nil && s.Risk == Safe {
 			// A dynamic segment without a reason is a bug in the rules;
 			// fail closed.
-			s.add(Reason{Risk: NeedsReview, Text: "could not be analyzed", Firm: true})
+			s.add(Reason{Risk: NeedsReview, Text: "could not be analyzed"})
 			res.Risk = res.Risk.Max(NeedsReview)
 		}
 	}

@@ -63,7 +63,7 @@ func (a *analyzer) net(file *syntax.File, f frame) {
 			seg = a.newSegment(n, f)
 			seg.Argv = []string{}
 		}
-		seg.add(Reason{Risk: NeedsReview, Text: "execgate cannot tell what this does: " + text, Rule: "unchecked-position", Firm: true})
+		seg.add(Reason{Risk: NeedsReview, Text: "execgate cannot tell what this does: " + text, Rule: "unchecked-position"})
 		return seg
 	}
 	arith := func(x syntax.ArithmExpr) {

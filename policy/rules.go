@@ -183,7 +183,8 @@ type rule struct {
 	Bare bool `json:"bare"`
 	// FoldCase compares words in lower case (git configuration keys).
 	FoldCase bool `json:"foldCase"`
-	// Firm reasons are not waived by wildcard allowlist patterns.
+	// Firm rules give reasons no wildcard allowlist pattern waives; the
+	// reasons of other needs-review rules are coverable (see Reason).
 	Firm     bool     `json:"firm"`
 	Match    []string `json:"match"`
 	NotMatch []string `json:"notMatch"`
