@@ -768,12 +768,21 @@ func (a *analyzer) checkFlow(seg *Segment, up flowFlags, sources []string) {
 }
 
 // flattenPipe returns the stages of a pipeline in order.
+// s is a statement whose command is a pipe: its own ! and redirections
+// apply to the whole pipeline (stmt handles them), so it always splits,
+// which also keeps `! a | b` from coming back here forever.
 func flattenPipe(s *syntax.Stmt) []*syntax.Stmt {
-	b, ok := s.Cmd.(*syntax.BinaryCmd)
-	if !ok || (b.Op != syntax.Pipe && b.Op != syntax.PipeAll) || len(s.Redirs) > 0 || s.Negated {
-		return []*syntax.Stmt{s}
+	b := s.Cmd.(*syntax.BinaryCmd)
+	return append(pipeStages(b.X), pipeStages(b.Y)...)
+}
+
+// pipeStages returns the stages of one side of a pipe: a nested pipe
+// splits, unless a ! or a redirection makes it one stage of its own.
+func pipeStages(s *syntax.Stmt) []*syntax.Stmt {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated {
+		return flattenPipe(s)
 	}
-	return append(flattenPipe(b.X), flattenPipe(b.Y)...)
+	return []*syntax.Stmt{s}
 }
 
 // call classifies a simple command.

@@ -23,7 +23,7 @@ var knownNodes = map[string]bool{
 	"CallExpr": true, "Subshell": true, "Block": true, "IfClause": true, "WhileClause": true,
 	"ForClause": true, "WordIter": true, "CStyleLoop": true, "BinaryCmd": true, "FuncDecl": true,
 	"Word": true, "Lit": true, "SglQuoted": true, "DblQuoted": true, "CmdSubst": true,
-	"ParamExp": true, "Slice": true, "Replace": true, "Expansion": true, "ArithmExp": true,
+	"ParamExp": true, "ArithmExp": true,
 	"ArithmCmd": true, "BinaryArithm": true, "UnaryArithm": true, "ParenArithm": true,
 	"CaseClause": true, "CaseItem": true, "TestClause": true, "BinaryTest": true,
 	"UnaryTest": true, "ParenTest": true, "DeclClause": true, "ArrayExpr": true,

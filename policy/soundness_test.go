@@ -145,12 +145,39 @@ func mutants(src string) []string {
 				w.w.Parts = []syntax.WordPart{&syntax.SglQuoted{Value: "a[$(" + payload + ")]"}}
 			}
 			var sb strings.Builder
-			if printer.Print(&sb, f) == nil {
+			if printer.Print(&sb, f) == nil && keepsPayload(sb.String(), kind, src) {
 				out = append(out, sb.String())
 			}
 		}
 	}
 	return out
+}
+
+// keepsPayload reports whether the printed mutant still holds the payload
+// as code (kind 0: one more command substitution than the original) or as
+// the quoted string (kind 1). The printer can lay out an odd input so that
+// the new part lands in a comment; such a mutant tests the printer, not
+// the analysis.
+func keepsPayload(mutant string, kind int, src string) bool {
+	count := func(text string) int {
+		f, err := syntax.NewParser().Parse(strings.NewReader(text), "")
+		if err != nil {
+			return -1
+		}
+		n := 0
+		syntax.Walk(f, func(node syntax.Node) bool {
+			if _, ok := node.(*syntax.CmdSubst); ok {
+				n++
+			}
+			return true
+		})
+		return n
+	}
+	if kind == 1 {
+		return count(mutant) >= 0 && strings.Contains(mutant, "'a[$("+payload+")]'")
+	}
+	before, after := count(src), count(mutant)
+	return before >= 0 && after == before+1
 }
 
 type mutableWord struct {
