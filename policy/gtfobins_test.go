@@ -1,0 +1,128 @@
+package policy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// sharedCorpus finds shared/corpora/NAME by walking up from the package
+// directory, so that the test finds the shared data from the main checkout
+// and from any worktree beside it. It returns "" when there is none.
+func sharedCorpus(name string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, "shared", "corpora", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// gtfoHarmful are the GTFOBins functions that run code, load libraries,
+// write, upload or download: none may be allowed under `PROGRAM **`.
+var gtfoHarmful = map[string]bool{
+	"shell": true, "command": true, "reverse-shell": true, "bind-shell": true,
+	"library-load": true, "file-write": true, "upload": true, "download": true,
+}
+
+// Ceilings for TestGTFOBins while the work is under way; both must reach
+// zero and then stay there.
+const (
+	gtfoMaxAllowed = 104
+	gtfoMaxSafe    = 1 << 20
+)
+
+// TestGTFOBins measures execgate against the recipes of GTFOBins
+// (shared/corpora/gtfobins.tsv, GPL-3.0, measured there and never copied
+// here): under an allowlist `NAME **` for every program execgate models, a
+// recipe that spawns a shell, runs a command, loads a library, writes,
+// uploads or downloads must not be allowed (a wildcard covers words, not
+// effects), and no recipe but a file read may be called safe.
+func TestGTFOBins(t *testing.T) {
+	path := sharedCorpus("gtfobins.tsv")
+	if path == "" {
+		t.Skip("shared/corpora/gtfobins.tsv is not present: nothing to measure")
+	}
+	e := testEngine(t)
+	progs := e.rules.modelledPrograms()
+	pats := make([]string, len(progs))
+	for i, p := range progs {
+		pats[i] = p + " **"
+	}
+	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	allow := NewMatcher(entries(pats...), fakePath)
+	safe, allowed := 0, 0
+	readTSV(t, path, func(line int, cols []string) {
+		if len(cols) != 3 {
+			t.Errorf("gtfobins.tsv:%d: %d columns", line, len(cols))
+			return
+		}
+		var cmd string
+		if err := json.Unmarshal([]byte(cols[2]), &cmd); err != nil {
+			t.Errorf("gtfobins.tsv:%d: %v", line, err)
+			return
+		}
+		res := e.Evaluate(Request{Command: cmd, Cwd: testWorkspace, Home: testHome, Policy: pol, Allow: allow})
+		if cols[0] != "file-read" && res.Risk == Safe {
+			safe++
+			t.Logf("safe: %s %s: %q", cols[0], cols[1], cmd)
+		}
+		if gtfoHarmful[cols[0]] && res.Decision == Allow {
+			allowed++
+			t.Logf("allowed: %s %s: %q", cols[0], cols[1], cmd)
+		}
+	})
+	t.Logf("GTFOBins: %d harmful recipes allowed under PROGRAM ** for %d modelled programs; %d recipes other than file reads called safe", allowed, len(progs), safe)
+	assert.LessOrEqual(t, allowed, gtfoMaxAllowed, "harmful recipes allowed")
+	assert.LessOrEqual(t, safe, gtfoMaxSafe, "recipes other than file reads called safe")
+}
+
+// modelledPrograms lists every program the rule table knows by name.
+func (r *rules) modelledPrograms() []string {
+	set := map[string]bool{}
+	for k := range r.Safe {
+		set[k] = true
+	}
+	for k := range r.Wrappers {
+		set[k] = true
+	}
+	for k := range r.Interpreters {
+		set[k] = true
+	}
+	for k := range r.Programs {
+		set[k] = true
+	}
+	for _, k := range r.Shells {
+		set[k] = true
+	}
+	for _, k := range r.Network {
+		set[k] = true
+	}
+	for _, ru := range r.Rules {
+		for _, p := range ru.Programs {
+			if !strings.ContainsAny(p, "*?[") {
+				set[p] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
