@@ -296,6 +296,12 @@ func (a *analyzer) optionValues(specs []string, v argView) []word {
 	}
 	for _, i := range v.options {
 		if spec := matchingSpec(specs, v.words[i].text); spec != "" {
+			t := v.words[i].text
+			if len(spec) > 2 && !strings.HasPrefix(spec, "--") && strings.HasPrefix(t, spec+"=") {
+				// -chdir=DIR: a single-dash long option with its value
+				out = append(out, word{text: t[len(spec)+1:], known: v.words[i].known})
+				continue
+			}
 			j := i
 			if val, ok := optionArgument(v.words, &j, spec); ok {
 				out = append(out, val)
