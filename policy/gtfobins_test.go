@@ -42,7 +42,7 @@ var gtfoHarmful = map[string]bool{
 // Ceilings for TestGTFOBins while the work is under way; both must reach
 // zero and then stay there.
 const (
-	gtfoMaxAllowed = 104
+	gtfoMaxAllowed = 34
 	gtfoMaxSafe    = 1 << 20
 )
 
