@@ -43,7 +43,7 @@ var gtfoHarmful = map[string]bool{
 // zero and then stay there.
 const (
 	gtfoMaxAllowed = 34
-	gtfoMaxSafe    = 1 << 20
+	gtfoMaxSafe    = 0
 )
 
 // TestGTFOBins measures execgate against the recipes of GTFOBins
