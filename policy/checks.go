@@ -257,14 +257,7 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		ops = ops[len(ops)-1:]
 	}
 	if len(ru.ValueOf) > 0 {
-		ops = ops[:0:0]
-		for _, i := range v.options {
-			if matchesAny(ru.ValueOf, v.words[i].text) {
-				if val, ok := optionWordValue(v.words, i); ok {
-					ops = append(ops, val)
-				}
-			}
-		}
+		ops = a.optionValues(ru.ValueOf, v)
 	}
 	if len(ru.Args) > 0 && !a.anyMatch(ru.argGlobs, ru.argSets, ops) {
 		if !anyUnknown(ops) {
@@ -288,6 +281,38 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		return matchMaybe
 	}
 	return matchYes
+}
+
+// optionValues returns the values of the options specs in v: the word
+// after the option, after "=" (--opt=value), or attached to a one-letter
+// option (-oFILE); a spec ending in "=" takes the rest of every word that
+// starts with it (dd of=FILE).
+func (a *analyzer) optionValues(specs []string, v argView) []word {
+	var out []word
+	for _, s := range specs {
+		if prefix, ok := strings.CutSuffix(s, "="); ok && !strings.HasPrefix(prefix, "-") {
+			for _, w := range v.words {
+				if rest, ok := strings.CutPrefix(w.text, s); ok && w.known {
+					out = append(out, word{text: rest, known: true})
+				}
+			}
+		}
+	}
+	for _, i := range v.options {
+		if spec := matchingSpec(specs, v.words[i].text); spec != "" {
+			t := v.words[i].text
+			if len(spec) > 2 && !strings.HasPrefix(spec, "--") && strings.HasPrefix(t, spec+"=") {
+				// -chdir=DIR: a single-dash long option with its value
+				out = append(out, word{text: t[len(spec)+1:], known: v.words[i].known})
+				continue
+			}
+			j := i
+			if val, ok := optionArgument(v.words, &j, spec); ok {
+				out = append(out, val)
+			}
+		}
+	}
+	return out
 }
 
 // anyUnknown reports whether some word is not known statically.
@@ -315,7 +340,7 @@ func matchSub(subs []string, ops []word) (int, matchResult) {
 			switch {
 			case !ops[i].known:
 				res = matchMaybe
-			case ops[i].text != p:
+			case p != "*" && ops[i].text != p:
 				res = matchNo
 			}
 			if res == matchNo {
@@ -350,7 +375,7 @@ func (a *analyzer) anyMatch(globs []*glob.Pattern, sets []string, words []word) 
 // listed in rules.json.
 func builtinSet(name string) bool {
 	switch name {
-	case "catastrophic", "outside-workspace", "protected":
+	case "catastrophic", "outside-workspace", "protected", "elsewhere", "mount-elsewhere":
 		return true
 	}
 	return false
@@ -363,6 +388,10 @@ func (a *analyzer) inSet(set string, w word) bool {
 		return a.catastrophic(w)
 	case "outside-workspace":
 		return a.outsideWorkspace(w)
+	case "elsewhere":
+		return a.elsewhere(w)
+	case "mount-elsewhere":
+		return a.elsewhere(mountSource(w))
 	case "protected":
 		if !w.pathKnown() {
 			return false
@@ -449,6 +478,38 @@ func (a *analyzer) catastrophic(w word) bool {
 		}
 	}
 	return a.outsideWorkspace(w)
+}
+
+// elsewhere reports whether w names a path outside the workspace, the
+// temporary directories and the harmless devices (/dev/null): where an
+// option that writes, mounts or loads something reaches beyond the project.
+func (a *analyzer) elsewhere(w word) bool {
+	return a.outsideWorkspace(w) && !a.pathIn("harmless", a.normPath(w.text))
+}
+
+// mountSource returns the host path of a container mount: SRC of
+// SRC:DST[:opts] (docker -v), or source=/src= of type=bind,… (--mount).
+// A named volume (no slash) is no path: it returns an empty word.
+func mountSource(w word) word {
+	t := w.text
+	if strings.Contains(t, "=") {
+		for _, f := range strings.Split(t, ",") {
+			k, val, _ := strings.Cut(f, "=")
+			if k == "source" || k == "src" {
+				t = val
+				break
+			}
+		}
+		if t == w.text {
+			return word{}
+		}
+	} else if i := strings.IndexByte(t, ':'); i >= 0 {
+		t = t[:i]
+	}
+	if !strings.ContainsRune(t, '/') && t != "~" && t != "." && t != ".." {
+		return word{}
+	}
+	return word{text: t, known: w.known}
 }
 
 // outsideWorkspace reports whether w names a path outside the workspace

@@ -155,7 +155,8 @@ type rule struct {
 	Reason string `json:"reason"`
 	// Programs are program names, or path.Match patterns (mkfs.*).
 	Programs []string `json:"programs"`
-	// Sub: the first positionals must be one of these ("stash drop").
+	// Sub: the first positionals must be one of these ("stash drop"); a
+	// part "*" stands for any word known statically (ssh HOST COMMAND).
 	Sub []string `json:"sub"`
 	// Options: every group must have one of its options present.
 	Options [][]string `json:"options"`
@@ -168,7 +169,8 @@ type rule struct {
 	// 777 on a catastrophic target).
 	Targets []string `json:"targets"`
 	// ValueOf makes Args apply to the values of these options instead of
-	// the operands (curl -o FILE).
+	// the operands (curl -o FILE, openssl -out FILE); an entry ending in
+	// "=" takes the rest of any word starting with it (dd of=FILE).
 	ValueOf []string `json:"valueOf"`
 	// NotSub: the first operand must not be one of these (ufw status).
 	NotSub []string `json:"notSub"`
@@ -185,7 +187,24 @@ type rule struct {
 	FoldCase bool `json:"foldCase"`
 	// Firm rules give reasons no wildcard allowlist pattern waives; the
 	// reasons of other needs-review rules are coverable (see Reason).
-	Firm     bool     `json:"firm"`
+	Firm bool `json:"firm"`
+	// Effect names what the matched option or subcommand makes the
+	// program do beyond its ordinary work, for rules written because "a
+	// wildcard covers words, not effects": an allowlist entry `curl **`
+	// lets the agent use curl, not upload files with it. One of
+	//
+	//	code       runs a command, shell or code given in an option, a
+	//	           config file or a subcommand (ssh -o ProxyCommand=…)
+	//	library    loads a shared library, engine, plugin or module
+	//	write      writes a file outside the workspace (curl -o ~/x)
+	//	upload     sends local data or files to the network (scp, curl -T)
+	//	download   fetches from the network into a file
+	//	listen     serves or binds on the network (php -S, kubectl proxy)
+	//	privilege  gains rights over the host (docker run --privileged)
+	//	config     loads configuration or hooks that can run code
+	//
+	// Such rules are firm (or dangerous).
+	Effect   string   `json:"effect"`
 	Match    []string `json:"match"`
 	NotMatch []string `json:"notMatch"`
 
@@ -226,6 +245,12 @@ type codeRule struct {
 func (c *codeRule) regexp() (*regexp.Regexp, error) {
 	c.once.Do(func() { c.re, c.err = regexp.Compile(c.Pattern) })
 	return c.re, c.err
+}
+
+// effects are the values of rule.Effect.
+var effects = map[string]bool{
+	"code": true, "library": true, "write": true, "upload": true,
+	"download": true, "listen": true, "privilege": true, "config": true,
 }
 
 // rules is the rule table with its indexes.
@@ -328,6 +353,12 @@ func loadRules(rf *ruleFile) (*rules, error) {
 	for _, ru := range append(append([]*rule(nil), rf.Rules...), rf.Decoders...) {
 		if ru.ID == "" || ru.Reason == "" {
 			return nil, fmt.Errorf("rules: a rule for %v lacks an id or a reason", ru.Programs)
+		}
+		if ru.Effect != "" && !effects[ru.Effect] {
+			return nil, fmt.Errorf("rules: rule %s: unknown effect %q", ru.ID, ru.Effect)
+		}
+		if ru.Effect != "" && !ru.Firm && ru.Risk != Dangerous {
+			return nil, fmt.Errorf("rules: rule %s has an effect but is neither firm nor dangerous", ru.ID)
 		}
 	}
 	for _, ru := range rf.Rules {

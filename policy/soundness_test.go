@@ -12,21 +12,25 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// sharedCorpus returns the path of a peer corpus in ../shared/corpora
-// (beside the checkout), or "" when it is not there.
+// sharedCorpus finds shared/corpora/NAME by walking up from the package
+// directory, so that the test finds the shared data from the main checkout
+// and from any worktree beside it. It returns "" when there is none.
 func sharedCorpus(name string) string {
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
-	for range 6 {
+	for {
 		p := filepath.Join(dir, "shared", "corpora", name)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
-		dir = filepath.Dir(dir)
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
 	}
-	return ""
 }
 
 // allCorpusCommands returns every command of the repository's corpora and,
