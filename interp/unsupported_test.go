@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +230,21 @@ func FuzzUnsupported(f *testing.F) {
 		if err != nil {
 			return
 		}
-		Unsupported(file, "-errexit")
+		got := Unsupported(file, "-errexit")
+		// A feature is refused wherever it sits: after or before another
+		// command, or in a group. (Else wrapping a program would get it
+		// run by an engine that runs it otherwise than bash.)
+		for _, wrapped := range []string{src + "\n:\n", ":\n" + src, "{\n" + src + "\n}"} {
+			wf, err := syntax.NewParser().Parse(strings.NewReader(wrapped), "")
+			if err != nil || len(wf.Stmts) == 0 {
+				continue
+			}
+			have := Unsupported(wf, "-errexit")
+			for _, r := range got {
+				if !slices.Contains(have, r) {
+					t.Fatalf("%q is reported for %q but not for %q (%q)", r, src, wrapped, have)
+				}
+			}
+		}
 	})
 }

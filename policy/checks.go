@@ -539,6 +539,12 @@ func (a *analyzer) insideWorkspace(p string) bool {
 // protectedPath reports whether writing p is dangerous, and why.
 func (a *analyzer) protectedPath(p string) (string, bool) {
 	n := a.normPath(p)
+	// The home form (~/…) matches the start-up files of any home; the
+	// absolute form matches the system set's /root and /home/*.
+	abs := a.resolve(p)
+	if abs == "" {
+		abs = n
+	}
 	for _, set := range [...]struct{ name, why string }{
 		{"harmless", ""},
 		{"network-devices", "opens a network connection, as reverse shells do"},
@@ -547,7 +553,7 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 		{"persistence", "changes a start-up, login or scheduled-job file (persistence)"},
 		{"system", "writes to a system path"},
 	} {
-		if a.pathIn(set.name, n) {
+		if a.pathIn(set.name, n) || a.pathIn(set.name, abs) {
 			return set.why, set.why != ""
 		}
 	}

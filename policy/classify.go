@@ -387,6 +387,11 @@ func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f fra
 	saved := a.cwd
 	inner := frame{depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), label), lang: f.lang}
 	if err := a.program(src, inner); err != nil {
+		// bash -c and eval run the lines before a syntax error before
+		// they reach it, as at the top level (see Analyze): judge them.
+		if prefix := linesBefore(src, err); prefix != "" {
+			_ = a.program(prefix, inner)
+		}
 		seg.Opaque = true
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error"})
 	}

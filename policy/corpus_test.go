@@ -89,6 +89,17 @@ func TestCorpus(t *testing.T) {
 	e := testEngine(t)
 	for _, c := range loadCorpus(t) {
 		res := analyzeForTest(e, c.command)
+		if knownBug(c) {
+			// The line states what the classifier should say and the
+			// classifier is known to say otherwise: report, don't fail,
+			// until it is fixed (then the mark must go).
+			if outcomeOf(e, c).passes(c) {
+				t.Errorf("%s:%d: %q now passes: remove the BUG: mark from its note", c.file, c.line, c.command)
+			} else {
+				t.Logf("%s:%d: known classifier bug: %q is %s, want %s (%s)", c.file, c.line, c.command, res.Risk, c.risk, c.note)
+			}
+			continue
+		}
 		if res.Risk != c.risk {
 			t.Errorf("%s:%d: %q: risk %s, want %s (%s)\n\treasons: %s", c.file, c.line, c.command, res.Risk, c.risk, c.note, strings.Join(res.Reasons, " | "))
 			continue
@@ -101,3 +112,7 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 }
+
+// knownBug reports whether a corpus line is marked as a known classifier
+// bug: its note starts with "BUG:".
+func knownBug(c corpusCase) bool { return strings.HasPrefix(c.note, "BUG:") }

@@ -1,11 +1,13 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/internal/vectors"
 )
@@ -98,10 +100,35 @@ func FuzzUnwrap(f *testing.F) {
 		if ok && (env.Payload == "" || env.Via == "") {
 			t.Fatalf("unwrapped to an empty payload: %+v", env)
 		}
-		if ok && env.Agent != AgentCodex && !strings.Contains(program, env.Payload) && env.Agent != AgentClaudeCode {
-			t.Fatalf("payload %q is not part of the program %q", env.Payload, program)
+		// Whatever the agent, the payload is the model's command as the
+		// envelope holds it: a piece of the program's text, the value
+		// of one of its words (eval 'PAYLOAD'), or a parameter (exec "$@").
+		if ok && !payloadFrom(env.Payload, program, []string{"sh", param, "bash", "-lc", "ls"}) {
+			t.Fatalf("payload %q (%s) is neither in the program %q nor a parameter", env.Payload, env.Agent, program)
 		}
 	})
+}
+
+// payloadFrom reports whether payload is a piece of program, the value of
+// one of its words, or one of params.
+func payloadFrom(payload, program string, params []string) bool {
+	if strings.Contains(program, payload) || slices.Contains(params, payload) {
+		return true
+	}
+	f, err := syntax.NewParser().Parse(strings.NewReader(program), "")
+	if err != nil {
+		return false
+	}
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok && !found {
+			if v, ok := wordValue(w); ok && v == payload {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // BenchmarkUnwrap is the envelope check on the shim's path: for a plain

@@ -59,5 +59,6 @@ func FuzzPattern(f *testing.F) {
 		m := NewMatcher(entries(pattern), fakePath)
 		words := strings.Fields(argv)
 		m.Match(words)
+		checkPatternProperties(t, pattern, words)
 	})
 }

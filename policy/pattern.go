@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -63,17 +64,24 @@ func compilePattern(p string) (*pattern, error) {
 func (pt *pattern) compile() {
 	pt.once.Do(func() {
 		var sb strings.Builder
-		for i, w := range pt.words {
+		// Consecutive ** words mean the same as one.
+		words := slices.CompactFunc(slices.Clone(pt.words), func(a, b string) bool { return a == "**" && b == "**" })
+		for i, w := range words {
 			if w == "**" {
 				// Zero or more further words.
-				if i == 0 {
+				switch {
+				case len(words) == 1:
+					sb.WriteString("**") // any argv at all
+				case i == 0:
 					sb.WriteString("{**" + string(wordSep) + ",}")
-				} else {
+				default:
 					sb.WriteString("{" + string(wordSep) + "**,}")
 				}
 				continue
 			}
-			if i > 0 {
+			// A leading ** already ends with the separator (or is empty):
+			// writing another made "** --force" match nothing.
+			if i > 0 && !(i == 1 && words[0] == "**") {
 				sb.WriteRune(wordSep)
 			}
 			// Inside a word, ** means the same as *: it never spans words.
@@ -131,9 +139,12 @@ func (m *Matcher) index() {
 	m.once.Do(func() {
 		m.byProgram = make(map[string][]int, len(m.entries))
 		for i, e := range m.entries {
-			first := strings.TrimLeft(e.Pattern, " \t\n")
-			if j := strings.IndexAny(first, " \t\n"); j >= 0 {
-				first = first[:j]
+			// The first word as compilePattern splits it (any white
+			// space): splitting on " \t\n" alone filed "0\v" under a
+			// program that no argv names.
+			first := ""
+			if f := strings.Fields(e.Pattern); len(f) > 0 {
+				first = f[0]
 			}
 			switch {
 			case first == "":

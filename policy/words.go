@@ -297,7 +297,9 @@ func unescapeBackslashes(v, escapable string) string {
 
 // ansiC decodes the body of a $'…' string as bash does.
 func ansiC(s string) string {
-	v, _, err := expand.Format(nil, s, nil)
+	// A fresh config each time: given nil, expand uses a shared one that
+	// it writes to, a data race when engines analyze concurrently.
+	v, _, err := expand.Format(&expand.Config{}, s, nil)
 	if err != nil {
 		return s
 	}
