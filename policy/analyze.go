@@ -468,6 +468,12 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 	seg := a.newSegment(s, f)
 	seg.Argv = []string{c.Variant.Value}
 	flags := declFlags(c)
+	if declPrints(c) {
+		// Bare declare/export/typeset (or -p) prints variables, which
+		// may hold secrets.
+		seg.flags.printsEnv = true
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s prints the shell's variables and environment, which may hold secrets", c.Variant.Value), Rule: "prints-environment"})
+	}
 	if c.Variant.Value == "nameref" {
 		flags += "n"
 	}
@@ -505,6 +511,27 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 	}
 	a.redirects(seg, s, f)
 	a.keepIfNotable(seg)
+}
+
+// declPrints reports whether a declaration only lists variables: no
+// operands but options, or -p.
+func declPrints(c *syntax.DeclClause) bool {
+	if c.Variant.Value == "local" {
+		return false
+	}
+	for _, as := range c.Args {
+		if !as.Naked || as.Name != nil || as.Value == nil {
+			return false
+		}
+		l := as.Value.Lit()
+		if l == "-p" {
+			return true
+		}
+		if !strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "+") {
+			return false
+		}
+	}
+	return true
 }
 
 // declFlags returns the literal option letters of a declaration.

@@ -399,7 +399,11 @@ func (a *analyzer) inSet(set string, w word) bool {
 		_, ok := a.protectedPath(w.text)
 		return ok
 	}
-	return a.pathIn(set, a.normPath(w.text))
+	n := a.normPath(w.text)
+	if set == "system" && a.pathIn("temporary", n) {
+		return false // /private/var/folders/…: temporary, though below /private/var
+	}
+	return a.pathIn(set, n)
 }
 
 // pathIn matches p against the named glob set.
@@ -468,6 +472,9 @@ func (a *analyzer) catastrophic(w word) bool {
 		return true
 	}
 	w.text = t
+	if abs := a.resolve(t); abs != "" && a.pathIn("temporary", abs) {
+		return false // below a temporary directory, even one inside /private/var
+	}
 	if a.pathIn("system", p) {
 		return true
 	}
@@ -544,6 +551,9 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 	abs := a.resolve(p)
 	if abs == "" {
 		abs = n
+	}
+	if a.pathIn("temporary", abs) {
+		return "", false // a temporary directory inside a system one (/private/var/folders)
 	}
 	for _, set := range [...]struct{ name, why string }{
 		{"harmless", ""},
@@ -635,7 +645,7 @@ func (a *analyzer) decodes(name string, words []word) bool {
 // flows sets what the segment does with stdin and stdout, for the
 // pipeline checks, and flags direct credential uploads.
 func (a *analyzer) flows(seg *Segment, name string, words []word) {
-	if a.r.network[name] {
+	if a.r.network[name] && a.networkUse(name, words) {
 		seg.flags.fetches = true
 		seg.flags.sendsStdin = true
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network", Coverable: true})
@@ -663,6 +673,24 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 			}
 		}
 	}
+}
+
+// networkUse reports whether this use of a network program talks to the
+// network: some programs (openssl) do so only in some subcommands.
+func (a *analyzer) networkUse(name string, words []word) bool {
+	subs, ok := a.r.NetworkSubcommands[name]
+	if !ok {
+		return true
+	}
+	for _, w := range words[1:] {
+		if !w.known {
+			return true
+		}
+		if !isOption(w.text) {
+			return contains(subs, w.text)
+		}
+	}
+	return false
 }
 
 // environNote explains a /proc/*/environ read.

@@ -154,9 +154,12 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		}
 	}
 	if spec.Assignments {
-		for ; i < len(args) && args[i].known && isAssignmentWord(args[i].text); i++ {
+		// env takes every word with a = in it as NAME=VALUE, whatever
+		// NAME holds (BASH_FUNC_ls%%=… exports a function).
+		for ; i < len(args) && args[i].known && strings.Contains(args[i].text, "=") && !strings.HasPrefix(args[i].text, "="); i++ {
 			n, _, _ := strings.Cut(args[i].text, "=")
 			a.checkVar(seg, n)
+			a.envVar(seg, n, nil)
 		}
 	}
 	i += spec.Positionals

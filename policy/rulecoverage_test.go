@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"slices"
@@ -34,7 +35,7 @@ type tableMutant struct {
 // kind of entry added to the table cannot go unmutated unnoticed.
 var coveredFields = []string{
 	"Wrappers", "Shells", "Interpreters", "Safe", "Rules", "Code",
-	"Assignments", "Paths", "Network", "Decoders", "EnvPrinters",
+	"Assignments", "Paths", "Network", "NetworkSubcommands", "Decoders", "EnvPrinters",
 }
 
 // uncoveredFields are the fields deliberately not mutated, with why.
@@ -175,6 +176,9 @@ func tableMutants(rf *ruleFile) []tableMutant {
 	}
 	for i, n := range rf.Network {
 		add(fmt.Sprintf("network[%s]", n), func(rf *ruleFile) { rf.Network = without(rf.Network, i) })
+	}
+	for _, name := range slices.Sorted(maps.Keys(rf.NetworkSubcommands)) {
+		add(fmt.Sprintf("networkSubcommands[%s]", name), func(rf *ruleFile) { delete(rf.NetworkSubcommands, name) })
 	}
 	for i, n := range rf.EnvPrinters {
 		add(fmt.Sprintf("envPrinters[%s]", n), func(rf *ruleFile) { rf.EnvPrinters = without(rf.EnvPrinters, i) })

@@ -42,8 +42,11 @@ type ruleFile struct {
 	Paths map[string][]string `json:"paths"`
 	// Network programs talk to other hosts; Decoders turn data into
 	// something else (often code).
-	Network  []string `json:"network"`
-	Decoders []*rule  `json:"decoders"`
+	Network []string `json:"network"`
+	// NetworkSubcommands limits a network program's network use to
+	// these subcommands (openssl s_client, not openssl x509).
+	NetworkSubcommands map[string][]string `json:"networkSubcommands"`
+	Decoders           []*rule             `json:"decoders"`
 	// Suggest drives "allow always" patterns: tools whose first operand
 	// is a subcommand (with the subcommands that name something to run
 	// as their own first operand), and runners like npx.
