@@ -263,3 +263,11 @@ func TestPrescanNestedScript(t *testing.T) {
 	assert.Equal(t, "too-deep", res.Segments[0].Reasons[0].Rule)
 	assert.True(t, errors.Is(CheckNesting(res.Command), ErrTooDeep))
 }
+
+// TestUnwrapTooDeep: an envelope is only looked for in a text that can be
+// parsed safely.
+func TestUnwrapTooDeep(t *testing.T) {
+	deep := "pwd; echo $((" + strings.Repeat("(", 150_000) + "1" + strings.Repeat(")", 150_000) + "))"
+	_, ok := Trust{}.Unwrap(deep, nil)
+	assert.False(t, ok)
+}
