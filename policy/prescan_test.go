@@ -109,25 +109,64 @@ func FuzzPrescan(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	langs := []syntax.LangVariant{syntax.LangBash, syntax.LangPOSIX, syntax.LangZsh, syntax.LangMirBSDKorn}
 	f.Fuzz(func(t *testing.T, src string) {
-		est := nestingEstimate(src, MaxNesting)
-		if CheckNesting(src) != nil {
-			if est <= MaxNesting {
-				t.Fatalf("refused with estimate %d under the limit", est)
-			}
-			return
-		}
-		for _, lang := range langs {
-			file, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
-			if err != nil {
-				continue
-			}
-			if d := treeDepth(file); d > est {
-				t.Fatalf("%s: tree depth %d over the estimate %d for %q", lang, d, est, src)
-			}
-		}
+		checkPrescanBound(t, src)
+		// Repeated, a unit that opens a level the estimate undercounts
+		// shows past the estimate's constant slack.
+		checkPrescanBound(t, strings.Repeat(src, 50))
 	})
+}
+
+// FuzzPrescanNested checks the bound on texts nested n deep, n times open,
+// a middle, n times close, which random mutation alone rarely builds: an
+// opening construct the estimate undercounts shows n times over.
+func FuzzPrescanNested(f *testing.F) {
+	for _, s := range [][3]string{
+		{"echo $((", "1", "))"}, {"(", "1", ")"}, {"(", "ls", ")"}, {"echo $(", "ls", ")"}, {`echo "$(`, "ls", `)"`},
+		{"${x:-", "y", "}"}, {`"${x:-`, "y", `}"`}, {"{ ", "ls;", " }"}, {"if a; then ", "b", "; fi"},
+		{"while a; do ", "b", "; done"}, {"for i in 1; do ", "b", "; done"}, {"case x in x) ", "b", ";; esac"},
+		{"cat <(", "ls", ")"}, {"[[ ( ", "a", " ) ]]"}, {"echo $((a[", "1", "]))"}, {"f() ", "{ :; }", ""},
+		{"time ", "ls", ""}, {"! ", "ls", ""}, {"echo @(", "a", ")"}, {"a=(", "x", ")"}, {"echo `", "ls", "`"},
+		{"bash -c '", "ls", "'"}, {"let a=", "1", ""}, {"echo $((-", "1", "))"}, {"[[ ! ", "a", " ]]"},
+	} {
+		f.Add(s[0], s[1], s[2], uint8(40))
+	}
+	f.Fuzz(func(t *testing.T, open, mid, close string, n uint8) {
+		checkPrescanBound(t, strings.Repeat(open, int(n))+mid+strings.Repeat(close, int(n)))
+	})
+}
+
+// checkPrescanBound: the pre-scan never panics, and whatever it accepts
+// parses into a tree no deeper than its estimate, in every language the
+// analysis reads.
+func checkPrescanBound(t *testing.T, src string) {
+	est := nestingEstimate(src, MaxNesting)
+	if CheckNesting(src) != nil {
+		if est <= MaxNesting {
+			t.Fatalf("refused with estimate %d under the limit", est)
+		}
+		return
+	}
+	for _, lang := range []syntax.LangVariant{syntax.LangBash, syntax.LangPOSIX, syntax.LangZsh, syntax.LangMirBSDKorn} {
+		var file *syntax.File
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			file, err = syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: parsing %q takes over 5 s", lang, src)
+		}
+		if err != nil {
+			continue
+		}
+		if d := treeDepth(file); d > est {
+			t.Fatalf("%s: tree depth %d over the estimate %d for %q", lang, d, est, src)
+		}
+	}
 }
 
 // adversarial are inputs that crash the parser or make it take seconds or
