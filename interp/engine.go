@@ -23,6 +23,8 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	shinterp "mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy"
 )
 
 // ExitRefused is the status of a command the engine did not run because the
@@ -170,6 +172,10 @@ func runEngine(ctx context.Context, o EngineOptions, refuse bool) (Result, error
 		env = os.Environ()
 	}
 	opts, reasons := runnerOptions(o.Set)
+	if err := policy.CheckNesting(o.Program); err != nil {
+		// Parsing it might overflow the stack and kill the process.
+		return Result{}, &UnsupportedError{Reasons: []string{err.Error()}}
+	}
 	file, parseErr := syntax.NewParser().Parse(strings.NewReader(o.Program), name)
 	if parseErr == nil {
 		reasons = Unsupported(file, o.Set...) // the options' reasons included
@@ -294,6 +300,65 @@ func (e *engine) runFile(ctx context.Context, o *EngineOptions, file *syntax.Fil
 	}
 }
 
+// callHandler refuses code that a builtin would parse while the program
+// runs (eval, source, trap, alias, unset's subscript) when it is too deeply
+// nested to parse safely: the parser would overflow the stack and kill the
+// process. The refusal stops the program with status 126 (ExitRefused).
+func (e *engine) callHandler(ctx context.Context, args []string) ([]string, error) {
+	i := 0
+	for i < len(args)-1 && (args[i] == "builtin" || args[i] == "command") {
+		i++
+		for i < len(args)-1 && strings.HasPrefix(args[i], "-") {
+			i++ // command -p, builtin --
+		}
+	}
+	var code []string
+	switch args[i] {
+	case "eval":
+		code = []string{strings.Join(args[i+1:], " ")}
+	case "trap", "alias", "unset":
+		code = args[i+1:]
+	case "source", ".":
+		if i+1 < len(args) {
+			hc := shinterp.HandlerCtx(ctx)
+			if b, err := os.ReadFile(sourcePath(hc, args[i+1])); err == nil {
+				code = []string{string(b)}
+			}
+		}
+	}
+	for _, c := range code {
+		if err := policy.CheckNesting(c); err != nil {
+			hc := shinterp.HandlerCtx(ctx)
+			fmt.Fprintln(hc.Stderr, oneLine("execgate: not run: "+args[i]+": "+err.Error()))
+			return nil, shinterp.ExitStatus(ExitRefused)
+		}
+	}
+	return args, nil
+}
+
+// sourcePath is the file `source name` reads: name itself when it has a
+// slash, else the first match in $PATH, else name in the current directory.
+func sourcePath(hc shinterp.HandlerContext, name string) string {
+	if !strings.Contains(name, "/") {
+		for _, dir := range filepath.SplitList(hc.Env.Get("PATH").String()) {
+			if dir == "" {
+				dir = "."
+			}
+			p := filepath.Join(dir, name)
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(hc.Dir, p)
+			}
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p
+			}
+		}
+	}
+	if !filepath.IsAbs(name) {
+		return filepath.Join(hc.Dir, name)
+	}
+	return name
+}
+
 // interpret runs file, turning a panic (the interpreter's or a Checker's)
 // into an error: input must never crash the shim. Panics in the
 // interpreter's own goroutines (pipelines, background jobs) cannot be caught
@@ -317,6 +382,7 @@ func (e *engine) runner(env []string, dir string, stdin io.Reader, stdout, stder
 		shinterp.Params(append([]string{"--"}, args...)...),
 		shinterp.ExecHandlers(e.execHandler),
 		shinterp.OpenHandler(e.openHandler),
+		shinterp.CallHandler(e.callHandler),
 	}, e.opts...)...)
 }
 
@@ -416,6 +482,10 @@ func (e *engine) script(ctx context.Context, hc shinterp.HandlerContext, path st
 	if line, _, _ := strings.Cut(string(b), "\n"); strings.IndexByte(line, 0) >= 0 {
 		e.shellError(hc, args[0]+": cannot execute binary file")
 		return shinterp.ExitStatus(126)
+	}
+	if err := policy.CheckNesting(string(b)); err != nil {
+		fmt.Fprintln(hc.Stderr, oneLine("execgate: not run: "+args[0]+": "+err.Error()))
+		return shinterp.ExitStatus(ExitRefused)
 	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(string(b)), args[0])
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy"
 )
 
 // Unsupported lists the features of f that the interp engine (RunEngine)
@@ -151,6 +153,9 @@ func features() []feature {
 			}
 			if !ok || len(call.args) < 2 || !call.lit[0] {
 				return false
+			}
+			if policy.CheckNesting(call.args[0]) != nil {
+				return true // not read: refused
 			}
 			tf, err := syntax.NewParser().Parse(strings.NewReader(call.args[0]), "")
 			return err != nil || callsAny(tf, "exit", "return")
@@ -474,6 +479,10 @@ func (c *scan) nested(n syntax.Node) {
 		}
 		src = call.args[0]
 	} else {
+		return
+	}
+	if err := policy.CheckNesting(src); err != nil {
+		c.reasons = append(c.reasons, "gives eval or trap code that is "+err.Error())
 		return
 	}
 	ef, err := syntax.NewParser().Parse(strings.NewReader(src), "")

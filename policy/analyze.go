@@ -161,8 +161,8 @@ func (a *analyzer) program(src string, f frame) error {
 	if len(src) > maxInput {
 		return fmt.Errorf("command is %d bytes, more than the %d this analysis reads", len(src), maxInput)
 	}
-	if err := checkNestingText(src); err != nil {
-		return err
+	if err := CheckNesting(src); err != nil {
+		return err // parsing it might overflow the stack
 	}
 	file, err := a.parser(f.lang).Parse(strings.NewReader(src), "")
 	if err != nil {

@@ -260,7 +260,7 @@ func (a *analyzer) arithString(seg *Segment, text string, f frame) {
 		return
 	}
 	src := "$((" + text + "\n))"
-	if err := checkNestingText(src); err != nil {
+	if err := CheckNesting(src); err != nil {
 		seg.add(arithReason(fmt.Sprintf("evaluates %s as arithmetic: %v", quoteWord(text), err)))
 		return
 	}

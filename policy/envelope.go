@@ -153,7 +153,7 @@ func (t Trust) scratchFile(path, pattern string) bool {
 //	             __code=$?; pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1; exit $__code;
 //	Codex:       . "$1" && shift && exec "$@"   with $1 = SNAPSHOT and then SHELL -lc PAYLOAD
 func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
-	if len(program) > maxInput || !mayBeEnvelope(program, params) {
+	if len(program) > maxInput || !mayBeEnvelope(program, params) || CheckNesting(program) != nil {
 		return Envelope{}, false
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(program), "")

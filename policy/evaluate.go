@@ -73,7 +73,11 @@ func (e *Engine) Analyze(req Request) Result {
 			_ = a.program(prefix, frame{})
 		}
 		seg := &Segment{Text: req.Command}
-		seg.add(Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error"})
+		reason := Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error"}
+		if errors.Is(err, ErrTooDeep) {
+			reason.Text, reason.Rule = ErrTooDeep.Error(), "too-deep"
+		}
+		seg.add(reason)
 		seg.Opaque = true
 		a.segs = append(a.segs, seg)
 	}

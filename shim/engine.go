@@ -37,6 +37,9 @@ func (s *session) engineUnsupported() []string {
 	if s.posix() {
 		out = append(out, "POSIX mode (sh, --posix)")
 	}
+	if err := policy.CheckNesting(s.program); err != nil {
+		return append(out, err.Error())
+	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(s.program), "")
 	if err != nil {
 		return append(out, "does not parse: "+oneLine(err.Error()))

@@ -371,6 +371,10 @@ func disarms(line string, env gateEnv) string {
 }
 
 func disarmsDepth(line string, env gateEnv, depth int) string {
+	if err := policy.CheckNesting(line); err != nil {
+		// Nothing can be read in it, the gate's own commands included.
+		return "it is " + err.Error()
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		// Judge refuses what does not parse; nothing here to add.
@@ -609,6 +613,9 @@ var promptVars = []string{"PS0", "PS1", "PS2"}
 // sets with a literal value: they run at every prompt, so they are judged
 // with the line that sets them.
 func promptCode(line string) []string {
+	if policy.CheckNesting(line) != nil {
+		return nil // disarms refuses it
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		return nil
@@ -622,7 +629,11 @@ func promptCode(line string) []string {
 		if !v.static {
 			return
 		}
-		doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(v.text))
+		err := policy.CheckNesting(v.text)
+		var doc *syntax.Word
+		if err == nil {
+			doc, err = syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(v.text))
+		}
 		if err != nil {
 			code = append(code, "# "+as.Name.Value+" does not parse: "+oneLine(err.Error()), "eval "+quoteBash(v.text))
 			return
@@ -676,6 +687,9 @@ var headerEnds = []struct{ prefix, end string }{
 // completeHeader returns a $BASH_COMMAND text that parses: as it is, or
 // completed when it is a compound command's header.
 func completeHeader(text string) string {
+	if policy.CheckNesting(text) != nil {
+		return text // judged as it is: too deep to read
+	}
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	if _, err := p.Parse(strings.NewReader(text), ""); err == nil {
 		return text
@@ -724,6 +738,9 @@ func expandAliases(line string, aliases map[string]string) string {
 
 // expandRound expands every command word that is an alias once.
 func expandRound(line string, aliases map[string]string, regions []aliasRegion) (string, []aliasRegion, bool) {
+	if policy.CheckNesting(line) != nil {
+		return line, regions, false // judged as it is: too deep to read
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		return line, regions, false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,21 +146,45 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 	return nil
 }
 
+// maxLineBytes caps one --jsonl line: the longest command policy reads
+// (policy.MaxInput) with room for its JSON quoting. A longer line is
+// skipped while it is read, never held in memory whole.
+const maxLineBytes = 2 * policy.MaxInput
+
 // checkLines evaluates one JSON command string per input line. A line
-// that is not a JSON string gets an error object, so that output line N
-// still answers input line N.
+// that is not a JSON string, or is longer than maxLineBytes, gets an error
+// object, so that output line N still answers input line N.
 func checkLines(c *checker, in io.Reader, out, errOut io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	return checkLinesUpTo(c, in, out, errOut, maxLineBytes)
+}
+
+// checkLinesUpTo is checkLines with lines capped at max bytes.
+func checkLinesUpTo(c *checker, in io.Reader, out, errOut io.Writer, max int) error {
+	r := bufio.NewReaderSize(in, 64<<10)
 	enc := json.NewEncoder(out)
 	bad := 0
-	for n := 1; sc.Scan(); n++ {
+	fail := func(msg string) error {
+		bad++
+		fmt.Fprintf(errOut, "execgate: %s\n", msg)
+		return enc.Encode(map[string]string{"error": msg})
+	}
+	for n := 1; ; n++ {
+		line, size, err := readLine(r, max)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read commands: line %d: %w", n, err)
+		}
+		if line == nil {
+			if err := fail(fmt.Sprintf("line %d: %d bytes, more than the %d a line may have; skipped", n, size, max)); err != nil {
+				return err
+			}
+			continue
+		}
 		var command string
-		if err := json.Unmarshal(sc.Bytes(), &command); err != nil {
-			bad++
-			msg := fmt.Sprintf("line %d: not a JSON string: %v", n, err)
-			fmt.Fprintf(errOut, "execgate: %s\n", msg)
-			if err := enc.Encode(map[string]string{"error": msg}); err != nil {
+		if err := json.Unmarshal(line, &command); err != nil {
+			if err := fail(fmt.Sprintf("line %d: not a JSON string: %v", n, err)); err != nil {
 				return err
 			}
 			continue
@@ -168,13 +193,47 @@ func checkLines(c *checker, in io.Reader, out, errOut io.Writer) error {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read commands: %w", err)
-	}
 	if bad > 0 {
 		return exitCodeError{exitError}
 	}
 	return nil
+}
+
+// readLine reads one line of any length from r, without its "\n" or
+// "\r\n". A line of more than max bytes is read to its end and dropped:
+// line is then nil and size says how long it was. The last line needs no
+// newline; io.EOF means there was no line left.
+func readLine(r *bufio.Reader, max int) (line []byte, size int64, err error) {
+	buf := []byte{}
+	for {
+		chunk, err := r.ReadSlice('\n')
+		size += int64(len(chunk))
+		if buf != nil {
+			if len(buf)+len(chunk) > max+2 { // +2: room for the "\r\n"
+				buf = nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && size == 0:
+			return nil, 0, io.EOF
+		case err != nil && err != io.EOF:
+			return nil, size, err
+		}
+		break
+	}
+	if buf == nil {
+		return nil, size, nil
+	}
+	buf = bytes.TrimSuffix(buf, []byte("\n"))
+	buf = bytes.TrimSuffix(buf, []byte("\r"))
+	if len(buf) > max {
+		return nil, size, nil
+	}
+	return buf, size, nil
 }
 
 // resultJSON is the check contract other tools rely on.

@@ -137,3 +137,42 @@ func TestCheckCorruptConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"version": 1, "defaults": {"security": "full"`, string(raw), "a corrupt config is never rewritten by a read")
 }
+
+// TestCheckJSONLLongLines reads lines of any length: a line over the cap is
+// skipped with an error object of its own and the batch goes on, so that
+// output line N still answers input line N.
+func TestCheckJSONLLongLines(t *testing.T) {
+	checkEnv(t)
+	long := func(n int) string { return `"echo ` + strings.Repeat("x", n) + `"` }
+	for _, tc := range []struct {
+		name  string
+		input string
+		want  []string // a substring of each output line
+		code  int
+	}{
+		{"70 KiB line", long(70<<10) + "\n", []string{`"decision":"allow"`}, 0},
+		{"3 MiB line between good lines", "\"ls\"\n" + long(3<<20) + "\n\"sudo reboot\"\n",
+			[]string{`"decision":"allow"`, `"error":"line 2: ` + fmt.Sprint(3<<20+8) + ` bytes, more than the`, `"risk":"dangerous"`}, exitError},
+		{"line just over the cap", long(maxLineBytes-1) + "\n\"ls\"\n", []string{`"error":"line 1: `, `"decision":"allow"`}, exitError},
+		{"line at the cap is read", `"` + strings.Repeat(" ", maxLineBytes-4) + `ls"` + "\r\n", []string{`"risk":"needs-review"`}, 0},
+		{"last line without newline", "\"ls\"\n\"sudo reboot\"", []string{`"decision":"allow"`, `"risk":"dangerous"`}, 0},
+		{"CRLF", "\"ls\"\r\n\"sudo reboot\"\r\n", []string{`"decision":"allow"`, `"risk":"dangerous"`}, 0},
+		{"empty line", "\"ls\"\n\n\"ls\"\n", []string{`"decision":"allow"`, `"error":"line 2: not a JSON string`, `"decision":"allow"`}, exitError},
+		{"no input", "", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := checkRun(t, tc.input, "--jsonl")
+			assert.Equal(t, tc.code, code, errOut)
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if out == "" {
+				lines = nil
+			}
+			require.Len(t, lines, len(tc.want))
+			for i, w := range tc.want {
+				assert.Contains(t, lines[i], w, "output line %d", i+1)
+				var obj map[string]any
+				assert.NoError(t, json.Unmarshal([]byte(lines[i]), &obj), "output line %d is one JSON object", i+1)
+			}
+		})
+	}
+}

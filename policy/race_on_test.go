@@ -1,0 +1,7 @@
+//go:build race
+
+package policy
+
+// raceSlowdown scales the time and memory budgets of the adversarial inputs:
+// the race detector makes everything several times slower and larger.
+const raceSlowdown = 10
