@@ -178,6 +178,13 @@ func optionWordValue(words []word, i int) (word, bool) {
 	return word{}, false
 }
 
+// optionSpecValue returns the value of the option at words[i] that
+// matched spec, attached anywhere in a cluster or the next word.
+func optionSpecValue(words []word, i int, spec string) (word, bool) {
+	j := i
+	return optionArgument(words, &j, spec)
+}
+
 // applyRules is the dangerous-pattern layer.
 func (a *analyzer) applyRules(seg *Segment, name string, words []word) {
 	for _, ru := range a.r.rulesFor(name) {

@@ -832,7 +832,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		if t == "--" {
 			break
 		}
-		inlineSpec := matchingSpec(spec.Inline, t)
+		inlineSpec := matchingSpecIn(spec.Inline, t, withValue)
 		if inlineSpec != "" || (spec.InlineSub != "" && i == 0 && t == spec.InlineSub) {
 			// python -c CODE, or -c'CODE' with the code attached.
 			code, ok := optionArgument(args, &i, inlineSpec)
@@ -851,7 +851,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 			a.opaquePayload(seg, w, name+" <(…)", s, f)
 			return true
 		}
-		if m := matchingSpec(spec.ModuleOptions, t); m != "" {
+		if m := matchingSpecIn(spec.ModuleOptions, t, withValue); m != "" {
 			if mod, ok := optionArgument(args, &i, m); ok {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file", Coverable: mod.known})
 				return false

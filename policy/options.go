@@ -34,7 +34,44 @@ func optionMatches(spec, arg string) bool {
 	if arg == spec || strings.HasPrefix(arg, spec) {
 		return true // -x, or -xVALUE with the value attached
 	}
-	return isLetter(spec[1]) && allAlnum(arg[1:]) && strings.IndexByte(arg[1:], spec[1]) >= 0
+	// A cluster: -rfx, or -so/FILE where o's value is attached. Which
+	// letters take a value is not known here, so any letter before the
+	// first character that cannot be one counts (over-matching only ever
+	// finds an option that is not there).
+	return isLetter(spec[1]) && strings.IndexByte(clusterLetters(arg), spec[1]) >= 0
+}
+
+// matchingSpecIn is matchingSpec for a program whose value-taking options
+// are known: in a cluster, the letters after one that takes a value are
+// that value (perl -MFile::Path is -M, not -e), so they are not options.
+func matchingSpecIn(specs []string, arg string, withValue []string) string {
+	for _, s := range specs {
+		if len(s) != 2 || !isOption(arg) || strings.HasPrefix(arg, "--") || strings.HasPrefix(arg, s) {
+			if optionMatches(s, arg) {
+				return s
+			}
+			continue
+		}
+		for _, c := range []byte(clusterLetters(arg)) {
+			if c == s[1] {
+				return s
+			}
+			if matchesAny(withValue, "-"+string(c)) {
+				break
+			}
+		}
+	}
+	return ""
+}
+
+// clusterLetters returns the letters and digits of a short-option cluster
+// up to the first other character: for -nes/a/x, "nes".
+func clusterLetters(arg string) string {
+	i := 1
+	for i < len(arg) && (isLetter(arg[i]) || arg[i] >= '0' && arg[i] <= '9') {
+		i++
+	}
+	return arg[1:i]
 }
 
 // abbreviates reports whether arg (--lo or --lo=value) is an abbreviation
@@ -58,6 +95,12 @@ func optionArgument(args []word, i *int, spec string) (word, bool) {
 		}
 	} else if len(spec) == 2 && len(t) > 2 && strings.HasPrefix(t, spec) {
 		return word{text: t[2:], known: args[*i].known}, true
+	} else if len(spec) == 2 && isOption(t) {
+		// In a cluster (-so/FILE, -xvCdir) the rest after the letter is
+		// its value; a letter ending the cluster takes the next word.
+		if p := strings.IndexByte(clusterLetters(t), spec[1]); p >= 0 && 2+p < len(t) {
+			return word{text: t[2+p:], known: args[*i].known}, true
+		}
 	}
 	if *i+1 < len(args) {
 		*i++

@@ -35,6 +35,11 @@ var fileWriters = map[string]writerSpec{
 	"truncate": {all: true, withValue: []string{"-s", "--size", "-r", "--reference"}},
 	"mkfifo":   {all: true, withValue: []string{"-m", "--mode"}},
 	"dd":       {assignOptions: []string{"of="}},
+	"sort":     {targetOptions: []string{"-o", "--output"}, withValue: []string{"-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "-T", "--temporary-directory", "--parallel", "--batch-size", "--files0-from", "--compress-program", "--random-source"}},
+	"uniq":     {last: true, withValue: []string{"-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars", "--group", "--all-repeated"}},
+	"tree":     {targetOptions: []string{"-o"}, withValue: []string{"-L", "-P", "-I", "--filelimit", "--timefmt", "--sort", "-H", "-T", "--charset"}},
+	"split":    {last: true, withValue: []string{"-a", "-b", "-C", "-l", "-n", "-t", "--additional-suffix", "--filter"}},
+	"csplit":   {targetOptions: []string{"-f", "--prefix"}},
 }
 
 // fileWrites judges the files a program's operands name as writes.
@@ -52,7 +57,7 @@ func (a *analyzer) fileWrites(seg *Segment, name string, words []word) {
 			break
 		}
 		if w.known && isOption(w.text) {
-			if m := matchingSpec(spec.targetOptions, w.text); m != "" {
+			if m := matchingSpecIn(spec.targetOptions, w.text, spec.withValue); m != "" {
 				if v, ok := optionArgument(args, &i, m); ok {
 					a.writeTarget(seg, v, name)
 				}
