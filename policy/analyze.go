@@ -69,6 +69,9 @@ type flowFlags struct {
 	// findsOutside is set by find searching outside the workspace: the
 	// names it prints may be credentials.
 	findsOutside bool
+	// listsWorkspace is set when the segment prints names of files in
+	// the workspace and nothing else (find ., git ls-files, grep -l).
+	listsWorkspace bool
 }
 
 func (s *Segment) add(r Reason) {
@@ -128,6 +131,9 @@ type analyzer struct {
 	// ("" when unknown); nil while HOME is the user's home.
 	tildeHome *string
 	dirStack  []string // pushd's directory stack
+	// stdinNames is set while walking a pipeline stage whose input is the
+	// names of files in the workspace.
+	stdinNames bool
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool
@@ -731,8 +737,17 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 	stages := flattenPipe(s)
 	var upstream flowFlags
 	var sources []string
+	savedNames := a.stdinNames
+	defer func() { a.stdinNames = savedNames }()
+	prevLists := false
 	for i, st := range stages {
+		a.stdinNames = i > 0 && prevLists
 		segs := a.stmt(st, f, i > 0)
+		a.stdinNames = false
+		prevLists = len(segs) > 0
+		for _, seg := range segs {
+			prevLists = prevLists && seg.flags.listsWorkspace
+		}
 		var here flowFlags
 		for _, seg := range segs {
 			if i > 0 {
@@ -837,23 +852,19 @@ func (a *analyzer) call(ce *syntax.CallExpr, s *syntax.Stmt, f frame, piped bool
 		for _, sub := range a.segs[start:] {
 			ev.leaks = ev.leaks || sub.flags.readsCreds || sub.flags.printsEnv
 		}
-		if i > 0 && ev.brace && ev.known {
-			// Brace expansion can turn one word into options:
-			// git {-c,core.pager=x} log.
-			if fields, ok := braceFields(w); ok {
+		if ev.brace && ev.known {
+			// Brace expansion can turn one word into options
+			// (git {-c,core.pager=x} log) or into paths with a tilde
+			// (cat {~/.ssh/id_rsa,x}): each field is a word of its own.
+			if fields, ok := braceWords(w); ok {
 				for _, fl := range fields {
-					words = append(words, word{text: fl, known: true})
+					fl.leaks = ev.leaks
+					words = append(words, fl)
 				}
 				continue
 			}
-			ev.known = false
-		}
-		if i == 0 && ev.brace && ev.known {
-			if fields, ok := braceFields(w); ok {
-				for _, fl := range fields {
-					words = append(words, word{text: fl, known: true})
-				}
-				continue
+			if i > 0 {
+				ev.known = false
 			}
 		}
 		words = append(words, ev)

@@ -586,6 +586,7 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 // credential file or directory.
 func (a *analyzer) credentialArg(program string, args []word) string {
 	patternOpts := a.r.Programs[program].PatternOptions
+	recursive := recursiveReader(program, args)
 	for i, w := range args {
 		if i > 0 && args[i-1].known && matchesAny(patternOpts, args[i-1].text) {
 			continue
@@ -598,6 +599,11 @@ func (a *analyzer) credentialArg(program string, args []word) string {
 		}
 		if strings.HasPrefix(t, "@") {
 			candidates = append(candidates, t[1:])
+		}
+		if rest, ok := strings.CutPrefix(t, "file://"); ok {
+			// file:///etc/shadow, file://localhost/etc/shadow
+			rest = strings.TrimPrefix(rest, "localhost")
+			candidates = append(candidates, rest)
 		}
 		if i := strings.Index(t, "=@"); i >= 0 {
 			candidates = append(candidates, t[i+2:])
@@ -618,6 +624,13 @@ func (a *analyzer) credentialArg(program string, args []word) string {
 			}
 			if w.glob && a.globReaches(a.normPath(c)) {
 				return c // cat ~/.s*/id*: the glob reaches a credential file
+			}
+			if recursive && !isOption(c) && a.holdsCredentials(c) {
+				return c + ", which holds credentials" // grep -r TOKEN ~
+			}
+			if a.cwd == "" && c == t && !isOption(c) && !strings.HasPrefix(c, "/") && !strings.HasPrefix(c, "~") && !strings.HasPrefix(c, unknownShape) {
+				// cd "$dir" && cat .pgpass: which file this is cannot be known.
+				return c + ", in a directory execgate cannot follow"
 			}
 		}
 	}
@@ -662,6 +675,11 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 		for _, w := range words[1:] {
 			if w.leaks {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends credentials or the environment to the network (%s)", quoteWord(w.text)), Rule: "credentials-to-network"})
+			}
+			for _, p := range w.params {
+				if a.environmentValue(p) {
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sends the value of $%s, which may be a secret, to the network", p), Rule: "environment-to-network"})
+				}
 			}
 		}
 	}
@@ -783,6 +801,23 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 		a.globWrite(seg, target, op)
 		return
 	}
+	if target.brace {
+		// {~/.bashrc,} names ~/.bashrc: judge every field.
+		fields, ok := []word(nil), false
+		if target.node != nil {
+			fields, ok = braceWords(target.node)
+		}
+		if !ok {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a file named by the brace expansion %s (unknown)", what(op), target.text), Rule: "glob-write"})
+			return
+		}
+		for _, fw := range fields {
+			if fw.text != "" {
+				a.writeTarget(seg, fw, op)
+			}
+		}
+		return
+	}
 	if why, bad := a.protectedPath(target.text); bad {
 		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s %s (%s %s)", what(op), why, op, target.text), Rule: "protected-write"})
 		return
@@ -820,4 +855,61 @@ func (a *analyzer) globWrite(seg *Segment, target word, op string) {
 		}
 	}
 	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a file named by the pattern %s (unknown)", what(op), target.text), Rule: "glob-write"})
+}
+
+// recursiveReader reports whether program reads the files under the
+// directories it is given (grep -r, rg, tar c, cp -r, zip -r).
+func recursiveReader(program string, args []word) bool {
+	has := func(opts ...string) bool {
+		for _, w := range args {
+			if w.known && matchesAny(opts, w.text) {
+				return true
+			}
+		}
+		return false
+	}
+	switch program {
+	case "rg", "ag", "ack", "tar", "rsync", "du", "wc", "md5sum", "sha256sum", "sha1sum":
+		return program != "du" && program != "wc" && program != "md5sum" && program != "sha256sum" && program != "sha1sum" || has("-r", "-R")
+	case "grep", "egrep", "fgrep", "zgrep":
+		return has("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse")
+	case "cp", "scp", "zip", "chmod", "chown", "diff", "git":
+		return has("-r", "-R", "-a", "--recursive", "--archive")
+	}
+	return false
+}
+
+// holdsCredentials reports whether the directory p contains one of the
+// typical credential files (p is ~, /, /root, ~/.config …).
+func (a *analyzer) holdsCredentials(p string) bool {
+	n := strings.TrimSuffix(a.normPath(p), "/")
+	abs := a.resolve(p)
+	if abs == "" {
+		return true // relative to a directory the analysis cannot follow: it may be ~
+	}
+	if abs == "/" {
+		return true
+	}
+	for _, sample := range a.r.Paths["credential-samples"] {
+		if strings.HasPrefix(sample, n+"/") || strings.HasPrefix(sample, abs+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// publicParams are parameters whose values are no secret.
+var publicParams = map[string]bool{
+	"HOME": true, "PWD": true, "OLDPWD": true, "USER": true, "LOGNAME": true, "HOSTNAME": true,
+	"SHELL": true, "PATH": true, "@": true, "*": true, "0": true, "-": true, "_": true,
+	"BASH_VERSION": true, "OSTYPE": true, "HOSTTYPE": true, "MACHTYPE": true, "UID": true, "EUID": true,
+}
+
+// environmentValue reports whether the parameter p comes from the
+// environment (the program never assigned it) and may hold a secret.
+func (a *analyzer) environmentValue(p string) bool {
+	if numericParams[p] || publicParams[p] || harmlessVar(p) || isDigits(p) {
+		return false
+	}
+	return !a.vars.numeric[p] && !a.vars.poisoned[p]
 }

@@ -19,6 +19,11 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 			a.callFunction(seg, name, a.funcs[name], s, f)
 			return
 		}
+		if changesDirectory(a.funcs[name]) {
+			// Its body was walked where it was defined; where a call
+			// leaves the current directory is not followed.
+			a.cwd = ""
+		}
 		seg.Argv = []string{name}
 		seg.words = words[:1]
 		a.redirects(seg, s, f)
@@ -58,6 +63,8 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 // layers runs the safe-binary, dangerous-pattern and data-flow checks.
 func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	safe := a.safeProgram(seg, name, words)
+	seg.flags.listsWorkspace = a.listsWorkspace(name, words)
+	a.inputNames(seg, name, words)
 	a.fileWrites(seg, name, words)
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
@@ -222,7 +229,7 @@ func stdinArgs(rest []word, replace []string) []word {
 	for _, r := range rest {
 		for _, rep := range replace {
 			if rep != "" && strings.Contains(r.text, rep) {
-				r = word{text: strings.ReplaceAll(r.text, rep, unknownShape), fromStdin: true}
+				r = word{text: strings.ReplaceAll(r.text, rep, unknownShape), fromStdin: true, tilde: r.tilde, glob: r.glob}
 			}
 		}
 		out = append(out, r)
@@ -805,8 +812,8 @@ func (a *analyzer) cd(name string, words []word) {
 	switch {
 	case len(args) == 0:
 		a.cwd = a.resolve("~")
-	case !args[0].literal() || args[0].text == "-" || strings.HasPrefix(args[0].text, "+"):
-		a.cwd = ""
+	case !args[0].pathKnown() || args[0].glob || args[0].brace || args[0].text == "-" || strings.HasPrefix(args[0].text, "+"):
+		a.cwd = "" // cd "$dir", cd ~/.ss[h], cd -: not followed
 	default:
 		a.cwd = a.resolve(args[0].text)
 	}
@@ -1004,4 +1011,120 @@ func (a *analyzer) workspaceFile(w word) bool {
 	}
 	abs := a.resolve(w.text)
 	return abs != "" && a.insideWorkspace(abs) && !a.pathIn("code-loading", a.normPath(w.text))
+}
+
+// inputNames flags a command given file names read from its input (xargs
+// cat, xargs grep): unless the input is a list of workspace files (find .,
+// git ls-files, grep -l), the names may be anything, credentials included.
+func (a *analyzer) inputNames(seg *Segment, name string, words []word) {
+	if a.stdinNames {
+		return
+	}
+	if spec := a.r.Safe[name]; spec != nil && spec.Data {
+		return // echo, printf: the names are only text
+	}
+	for _, w := range words[1:] {
+		if w.fromStdin {
+			seg.flags.readsCreds = true
+			seg.add(Reason{Risk: NeedsReview, Text: "reads files whose names come from its input, which may name credentials (reads-credentials)", Rule: "reads-input-names"})
+			return
+		}
+	}
+}
+
+// listsWorkspace reports whether a command prints only names of files in
+// the workspace, one per line.
+func (a *analyzer) listsWorkspace(name string, words []word) bool {
+	args := words[1:]
+	inside := func(ws []word) bool {
+		for _, w := range ws {
+			if !w.known || isOption(w.text) {
+				continue
+			}
+			if !w.literal() {
+				return false
+			}
+			if abs := a.resolve(w.text); abs == "" || !a.insideWorkspace(abs) {
+				return false
+			}
+		}
+		return a.cwd != "" && a.insideWorkspace(a.cwd)
+	}
+	has := func(opts ...string) bool {
+		for _, w := range args {
+			if w.known && matchesAny(opts, w.text) {
+				return true
+			}
+		}
+		return false
+	}
+	switch name {
+	case "find", "fd", "fdfind":
+		for _, w := range args {
+			if w.known && (w.text == "-exec" || w.text == "-execdir" || w.text == "-printf" || w.text == "-fprint" || w.text == "-ls") {
+				return false
+			}
+		}
+		var roots []word
+		for _, w := range args {
+			if w.known && (isOption(w.text) || w.text == "(" || w.text == "!") {
+				break
+			}
+			roots = append(roots, w)
+		}
+		return inside(roots)
+	case "grep", "egrep", "fgrep", "rg", "ag":
+		if !has("-l", "-L", "--files-with-matches", "--files-without-match", "--files") {
+			return false
+		}
+		v := viewArgs(args, a.r.optionsWithValue(name))
+		ops := v.operands()
+		if name != "rg" || !has("--files") {
+			if len(ops) > 0 {
+				ops = ops[1:] // the pattern
+			}
+		}
+		return inside(ops)
+	case "git":
+		v := viewArgs(args, a.r.optionsWithValue("git"))
+		ops := v.operands()
+		if len(ops) == 0 || has("-C", "--git-dir", "--work-tree") || !inside(nil) {
+			return false
+		}
+		switch ops[0].text {
+		case "ls-files":
+			return true
+		case "diff", "show", "log":
+			return has("--name-only")
+		case "grep":
+			return has("-l", "-L", "--name-only", "--files-with-matches", "--files-without-match")
+		}
+	case "ls":
+		return !has("-l", "-R", "-1l") && inside(args)
+	}
+	return false
+}
+
+// changesDirectory reports whether a function body may change the current
+// directory (cd, pushd, popd) or what ~ means (HOME=).
+func changesDirectory(body *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				switch n.Args[0].Lit() {
+				case "cd", "pushd", "popd", "eval", "source", ".":
+					found = true
+				}
+			}
+			for _, as := range n.Assigns {
+				if as.Name != nil && as.Name.Value == "HOME" {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }

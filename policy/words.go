@@ -58,6 +58,8 @@ type word struct {
 	translated bool
 	// node is the word as parsed, when the word is one.
 	node *syntax.Word
+	// params names the parameters the word expands.
+	params []string
 }
 
 // pathKnown reports whether the word's path is known apart from $HOME.
@@ -126,6 +128,9 @@ func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quote
 	case *syntax.ParamExp:
 		out.known = false
 		paramExpansions(p, out)
+		if p.Param != nil {
+			out.params = append(out.params, p.Param.Value)
+		}
 		if !quoted {
 			out.splits = true
 		}
@@ -236,6 +241,7 @@ func collectExpansions(w *syntax.Word, out *word) {
 // merge adds what evaluating inner runs or evaluates to w.
 func (w *word) merge(inner word) {
 	w.subst = append(w.subst, inner.subst...)
+	w.params = append(w.params, inner.params...)
 	w.ariths = append(w.ariths, inner.ariths...)
 	w.assocIndex = append(w.assocIndex, inner.assocIndex...)
 	w.assocNames = append(w.assocNames, inner.assocNames...)
@@ -331,12 +337,22 @@ const maxBraceFields = 256
 // braceFields expands a literal word with brace expansion into the words
 // bash would produce; ok is false when that is not possible statically.
 func braceFields(w *syntax.Word) (fields []string, ok bool) {
+	words, ok := braceWords(w)
+	for _, bw := range words {
+		fields = append(fields, bw.text)
+	}
+	return fields, ok
+}
+
+// braceWords is braceFields keeping what each field is: a field can start
+// with a tilde the shell expands (cat {~/.ssh/id_rsa,x}) or be a glob.
+func braceWords(w *syntax.Word) (words []word, ok bool) {
 	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
 	if !syntax.SplitBraces(cp) {
 		return nil, false
 	}
 	for bw, err := range expand.BracesSeq(nil, cp) {
-		if err != nil || len(fields) >= maxBraceFields {
+		if err != nil || len(words) >= maxBraceFields {
 			return nil, false
 		}
 		ev := word{known: true}
@@ -347,7 +363,8 @@ func braceFields(w *syntax.Word) (fields []string, ok bool) {
 		if !ev.known {
 			return nil, false
 		}
-		fields = append(fields, sb.String())
+		ev.text = sb.String()
+		words = append(words, ev)
 	}
-	return fields, true
+	return words, true
 }
