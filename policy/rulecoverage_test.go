@@ -83,6 +83,17 @@ var redundantEntries = map[string]string{
 	"paths.devices[/dev/mem]":       "covered by /dev/**",
 	"paths.devices[/dev/kmem]":      "covered by /dev/**",
 	"paths.devices[/dev/port]":      "covered by /dev/**",
+	// The persistence set lists the same globs, and protectedPath is asked
+	// before the code-loading case of writeTarget; the only other use,
+	// workspaceFile, sets Coverable, which no risk line can see.
+	"paths.code-loading[**/.git/hooks/**]": "shadowed by the same glob in the persistence set",
+	"paths.code-loading[**/.git/config]":   "shadowed by the same glob in the persistence set",
+	// A glob, so globWrite never lists it, and ~/.claude/** in the same
+	// set matches every path it matches.
+	"paths.persistence[~/.claude/settings*.json]": "covered by ~/.claude/**",
+	// normPath (homeForm) writes /root/… as ~/…, so no normalised path or
+	// pattern ever starts with /root/; ~/.ssh/id_rsa is the sample used.
+	"paths.credential-samples[/root/.ssh/id_rsa]": "normPath turns /root/ into ~/, so ~/.ssh/id_rsa covers it",
 	// Known classifier bug (see the BUG: lines in rule_entries.tsv): bare
 	// export, declare and typeset are declaration clauses, which never
 	// reach the env-printer check, so these entries are dead.
