@@ -134,6 +134,7 @@ type analyzer struct {
 	// stdinNames is set while walking a pipeline stage whose input is the
 	// names of files in the workspace.
 	stdinNames bool
+	lastView   *argsView // see view
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool

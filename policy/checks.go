@@ -224,9 +224,8 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		}
 		return matchNo
 	}
-	v := viewArgs(args, a.r.optionsWithValue(program))
+	v, ops := a.view(program, args, !ru.FoldCase)
 	maybe := false
-	ops := v.operands()
 	if len(ru.NotSub) > 0 && len(ops) > 0 && contains(ru.NotSub, ops[0].text) {
 		return matchNo
 	}
@@ -320,6 +319,31 @@ func (a *analyzer) optionValues(specs []string, v argView) []word {
 		}
 	}
 	return out
+}
+
+// argsView is one command's arguments split into options and operands,
+// kept while the rules of its program are matched against it.
+type argsView struct {
+	program string
+	args    []word
+	v       argView
+	ops     []word
+}
+
+// view splits args for program, reusing the split of the same arguments
+// when cache is set: a program's rules all look at the same words. The
+// operands returned are shared and must not be changed in place.
+func (a *analyzer) view(program string, args []word, cache bool) (argView, []word) {
+	if c := a.lastView; cache && c != nil && c.program == program && len(c.args) == len(args) &&
+		(len(args) == 0 || &c.args[0] == &args[0]) {
+		return c.v, c.ops
+	}
+	v := viewArgs(args, a.r.optionsWithValue(program))
+	ops := v.operands()
+	if cache {
+		a.lastView = &argsView{program: program, args: args, v: v, ops: ops}
+	}
+	return v, ops
 }
 
 // anyUnknown reports whether some word is not known statically.

@@ -608,8 +608,6 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 		},
 		"sort": &safeSpec{Deny: map[string]string{
 			"--compress-program": "runs a compression program",
-			"--output":           "writes to a file",
-			"-o":                 "writes to a file",
 		},
 		},
 		"stat":    &safeSpec{Inert: true},
@@ -620,11 +618,8 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 		"test": &safeSpec{Inert: true,
 			Data: true,
 		},
-		"tr": &safeSpec{},
-		"tree": &safeSpec{Deny: map[string]string{
-			"-o": "writes to a file",
-		},
-		},
+		"tr":   &safeSpec{},
+		"tree": &safeSpec{},
 		"true": &safeSpec{Inert: true,
 			Data: true,
 		},
