@@ -76,12 +76,19 @@ func (a *analyzer) net(file *syntax.File, f frame) {
 		if n == nil {
 			return false
 		}
-		name := reflect.TypeOf(n).Elem().Name()
-		if !knownNodes[name] {
-			flag(n, fmt.Sprintf("uses a shell construct (%s) this analysis does not know", name))
-			return true
-		}
 		switch n := n.(type) {
+		case *syntax.FlagsArithm, *syntax.BraceExp, *syntax.TestDecl:
+			// unsupportedNodes; anything not listed in this switch is
+			// checked against knownNodes below.
+			flag(n, fmt.Sprintf("uses a shell construct (%s) this analysis does not know", nodeName(n)))
+		case *syntax.File, *syntax.Comment, *syntax.Stmt, *syntax.Redirect, *syntax.CallExpr,
+			*syntax.Subshell, *syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause,
+			*syntax.WordIter, *syntax.BinaryCmd, *syntax.FuncDecl, *syntax.Word, *syntax.Lit,
+			*syntax.SglQuoted, *syntax.DblQuoted, *syntax.BinaryArithm, *syntax.UnaryArithm,
+			*syntax.ParenArithm, *syntax.CaseClause, *syntax.CaseItem, *syntax.TestClause,
+			*syntax.BinaryTest, *syntax.UnaryTest, *syntax.ParenTest, *syntax.DeclClause,
+			*syntax.ArrayExpr, *syntax.ExtGlob, *syntax.TimeClause, *syntax.CoprocClause:
+			// Nothing runs here that the walk below them does not reach.
 		case *syntax.CmdSubst:
 			a.unseenStmts(n.Stmts, f, flag, n)
 		case *syntax.ProcSubst:
@@ -110,6 +117,10 @@ func (a *analyzer) net(file *syntax.File, f frame) {
 				arith(n.Slice.Offset)
 				arith(n.Slice.Length)
 			}
+		default:
+			if !knownNodes[nodeName(n)] {
+				flag(n, fmt.Sprintf("uses a shell construct (%s) this analysis does not know", nodeName(n)))
+			}
 		}
 		return true
 	})
@@ -117,6 +128,9 @@ func (a *analyzer) net(file *syntax.File, f frame) {
 		a.push(seg)
 	}
 }
+
+// nodeName is the syntax type name of n ("CallExpr").
+func nodeName(n syntax.Node) string { return reflect.TypeOf(n).Elem().Name() }
 
 // unseenStmts judges the statements of a substitution the walk did not
 // reach.

@@ -63,6 +63,9 @@ func normalizePath(p string, c pathContext) string {
 // /proc/PID/root and /proc/PID/cwd where they appear: they are links, so
 // a ".." after them climbs from their target, not from /proc/PID.
 func resolveProc(p, cwd string) string {
+	if !strings.Contains(p, "/proc/") && !strings.HasSuffix(p, "/proc") {
+		return path.Clean(p) // no links to follow: lexical cleaning is exact
+	}
 	var stack []string
 	for _, c := range strings.Split(p, "/") {
 		switch c {
