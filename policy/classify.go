@@ -828,6 +828,9 @@ func (a *analyzer) resolve(p string) string {
 // interpreter handles python -c, node -e, … and scripts.
 func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, words []word, s *syntax.Stmt, f frame, piped bool) bool {
 	args := words[1:]
+	if len(args) == 1 && args[0].known && (args[0].text == "--version" || args[0].text == "-V" || args[0].text == "--help") {
+		return false // prints and exits; the safe-binary layer says so
+	}
 	withValue := append(append([]string(nil), spec.OptionsWithValue...), spec.Inline...)
 	for i := 0; i < len(args); i++ {
 		w := args[i]
