@@ -23,6 +23,8 @@ type Reason struct {
 	// anything the analysis cannot see, anything dangerous) takes an exact
 	// pattern or a person. The default is not coverable.
 	Coverable bool `json:"-"`
+	// Effect names what the reason is about (see effects.go).
+	Effect string `json:"effect,omitempty"`
 }
 
 // Segment is one simple command found anywhere in a program, with the

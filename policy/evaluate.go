@@ -87,8 +87,14 @@ func (e *Engine) Analyze(req Request) Result {
 		seg.Opaque = true
 		a.segs = append(a.segs, seg)
 	}
+	a.resolveArithUses()
 	res.Segments = a.segs
 	for _, s := range a.segs {
+		for i := range s.Reasons {
+			if s.Reasons[i].Effect == "" {
+				s.Reasons[i].Effect = a.effectOf(s.Reasons[i])
+			}
+		}
 		res.Risk = res.Risk.Max(s.Risk)
 		res.Opaque = res.Opaque || s.Opaque
 		if s.Argv == nil && s.Risk == Safe {

@@ -266,6 +266,8 @@ type rules struct {
 	envPrinters map[string]bool
 	dangerVars  map[string]bool
 	pathSets    map[string]*pathSet
+	byIDOnce    sync.Once
+	byID        map[string]*rule
 }
 
 // pathSet is a named list of path globs, compiled on first use.
@@ -440,6 +442,18 @@ func (r *rules) compileArgs(id string, pats []string) ([]*glob.Pattern, []string
 		globs = append(globs, g)
 	}
 	return globs, sets, nil
+}
+
+// ruleByID returns the rule (or decoder) with that id, or nil. The index is
+// built on first use: only explanations need it.
+func (r *rules) ruleByID(id string) *rule {
+	r.byIDOnce.Do(func() {
+		r.byID = make(map[string]*rule, len(r.Rules)+len(r.Decoders))
+		for _, ru := range append(append([]*rule(nil), r.Rules...), r.Decoders...) {
+			r.byID[ru.ID] = ru
+		}
+	})
+	return r.byID[id]
 }
 
 // rulesFor returns the rules that name program.
