@@ -1,5 +1,7 @@
 package policy
 
+import "strings"
+
 // Effects are what a segment does, in the few kinds a person weighs: the
 // four layers' reasons are the explanation, and each reason names the
 // effect behind it. Coverage by a wildcard pattern is decided per reason
@@ -53,6 +55,9 @@ func (a *analyzer) effectOf(r Reason) string {
 	}
 	if ru := a.r.ruleByID(r.Rule); ru != nil && ru.Effect != "" {
 		return ru.Effect
+	}
+	if strings.HasPrefix(r.Rule, "wrapper-") && r.Risk == Dangerous {
+		return EffectPrivilege // sudo, doas, su
 	}
 	if r.Risk == Dangerous {
 		return EffectDestroy
