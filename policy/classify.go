@@ -145,6 +145,11 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s reads credentials (%s)", name, t, c), Rule: "reads-credentials"})
 				}
 			}
+		case matchesAny(spec.EnvOptions, t):
+			// xargs --process-slot-var=NAME sets NAME for every command.
+			if v, ok := optionArgument(args, &i, matchingSpec(spec.EnvOptions, t)); ok {
+				a.slotVar(seg, name, t, v)
+			}
 		case matchesAny(spec.OutputOptions, t):
 			if v, ok := optionArgument(args, &i, matchingSpec(spec.OutputOptions, t)); ok {
 				a.outputTarget(seg, v, name+" "+t)
@@ -1004,4 +1009,16 @@ func (a *analyzer) workspaceFile(w word) bool {
 	}
 	abs := a.resolve(w.text)
 	return abs != "" && a.insideWorkspace(abs) && !a.pathIn("code-loading", a.normPath(w.text))
+}
+
+// slotVar judges the variable an option of a wrapper sets in the
+// command's environment (xargs --process-slot-var=NAME), as if the command
+// were prefixed with NAME=….
+func (a *analyzer) slotVar(seg *Segment, wrapper, opt string, v word) {
+	if !v.known {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s sets a variable only known at run time", wrapper, opt), Rule: "dynamic-options"})
+		return
+	}
+	a.checkVar(seg, v.text)
+	a.envVar(seg, v.text, nil)
 }
