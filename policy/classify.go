@@ -152,6 +152,11 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s reads credentials (%s)", name, t, c), Rule: "reads-credentials"})
 				}
 			}
+		case matchesAny(spec.EnvOptions, t):
+			// xargs --process-slot-var=NAME sets NAME for every command.
+			if v, ok := optionArgument(args, &i, matchingSpec(spec.EnvOptions, t)); ok {
+				a.slotVar(seg, name, t, v)
+			}
 		case matchesAny(spec.OutputOptions, t):
 			if v, ok := optionArgument(args, &i, matchingSpec(spec.OutputOptions, t)); ok {
 				a.outputTarget(seg, v, name+" "+t)
@@ -1044,10 +1049,15 @@ func (a *analyzer) listsWorkspace(name string, words []word) bool {
 			if !w.known || isOption(w.text) {
 				continue
 			}
-			if !w.literal() {
+			text := w.text
+			if w.glob && !w.brace && !strings.Contains(text, "..") {
+				// *.go, src/**/*.ts: the names are below the pattern's
+				// fixed directory.
+				text = path.Dir(text[:strings.IndexAny(text, "*?[")] + "x")
+			} else if !w.literal() {
 				return false
 			}
-			if abs := a.resolve(w.text); abs == "" || !a.insideWorkspace(abs) {
+			if abs := a.resolve(text); abs == "" || !a.insideWorkspace(abs) {
 				return false
 			}
 		}
@@ -1130,4 +1140,16 @@ func changesDirectory(body *syntax.Stmt) bool {
 		return !found
 	})
 	return found
+}
+
+// slotVar judges the variable an option of a wrapper sets in the
+// command's environment (xargs --process-slot-var=NAME), as if the command
+// were prefixed with NAME=….
+func (a *analyzer) slotVar(seg *Segment, wrapper, opt string, v word) {
+	if !v.known {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s sets a variable only known at run time", wrapper, opt), Rule: "dynamic-options"})
+		return
+	}
+	a.checkVar(seg, v.text)
+	a.envVar(seg, v.text, nil)
 }

@@ -109,8 +109,15 @@ func optionArgument(args []word, i *int, spec string) (word, bool) {
 	return word{}, false
 }
 
-// matchingSpec returns the first of specs that arg matches, or "".
+// matchingSpec returns the spec that arg matches, or "": one that names
+// the option exactly (-coverprofile=x is -coverprofile, not a cluster with
+// -o in it) before the first that matches at all.
 func matchingSpec(specs []string, arg string) string {
+	for _, s := range specs {
+		if arg == s || strings.HasPrefix(arg, s+"=") {
+			return s
+		}
+	}
 	for _, s := range specs {
 		if optionMatches(s, arg) {
 			return s

@@ -100,6 +100,7 @@ type wrapperSpec struct {
 	ExecOptions            []string `json:"execOptions"`   // options that turn JoinAsShell off (watch -x)
 	OutputOptions          []string `json:"outputOptions"` // options whose value is a file written (strace -o)
 	ReadOptions            []string `json:"readOptions"`   // options whose value is a file read (xargs -a)
+	EnvOptions             []string `json:"envOptions"`    // options whose value names a variable set for the command (xargs --process-slot-var)
 	Lookup                 []string `json:"lookup"`        // options that only look the command up (command -v)
 	Risk                   string   `json:"risk"`          // risk of using the wrapper at all
 	Reason                 string   `json:"reason"`
