@@ -68,6 +68,10 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.fileWrites(seg, name, words)
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
+	a.codeFiles(seg, name, words)
+	if !safe {
+		a.sensitiveArgs(seg, name, words)
+	}
 	if !safe && seg.Risk == Safe {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].text)), Rule: "not-read-only", Coverable: true})
 	}

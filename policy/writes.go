@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // writerSpec says which operands of a program name files it creates,
 // overwrites or changes.
@@ -83,5 +86,87 @@ func (a *analyzer) fileWrites(seg *Segment, name string, words []word) {
 		}
 	case spec.last && len(operands) >= 2:
 		a.writeTarget(seg, operands[len(operands)-1], name)
+	}
+}
+
+// codeFileOptions are options whose value is a file of code the program
+// runs (make -f), beside the script operands interpreters take.
+var codeFileOptions = map[string][]string{
+	"make":  {"-f", "--file", "--makefile", "-I", "--include-dir"},
+	"gmake": {"-f", "--file", "--makefile", "-I", "--include-dir"},
+	"sed":   {"-f", "--file"},
+}
+
+// codeFiles judges the code files a program is told to run: from a pipe,
+// a process substitution or a name only known at run time the code cannot
+// be seen (and from the network it is dangerous); from outside the
+// workspace, the temporary directories included, a wildcard does not cover
+// it.
+func (a *analyzer) codeFiles(seg *Segment, name string, words []word) {
+	specs := codeFileOptions[name]
+	if len(specs) == 0 {
+		return
+	}
+	args := words[1:]
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.known && !strings.HasPrefix(w.text, "-") {
+			continue
+		}
+		m := matchingSpec(specs, w.text)
+		if m == "" {
+			continue
+		}
+		v, ok := optionArgument(args, &i, m)
+		if !ok {
+			continue
+		}
+		label := name + " " + m
+		switch {
+		case w.procSubst || v.procSubst || !w.known || !v.known && !v.pathKnown():
+			seg.Opaque = true
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs code only known at run time (%s)", label, quoteWord(v.text)), Rule: "dynamic-payload"})
+			if fetch, _ := a.substitutionSources(append(w.subst, v.subst...)); fetch {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s runs code downloaded from the network", label), Rule: "network-code"})
+			}
+		case v.text == "-" || strings.HasPrefix(v.text, "/dev/") || strings.HasPrefix(v.text, "/proc/"):
+			seg.Opaque = true
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs code from its input (%s)", label, v.text), Rule: "dynamic-payload"})
+		default:
+			if abs := a.resolve(v.text); abs == "" || !a.insideWorkspace(abs) {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs code from %s, outside the workspace", label, v.text), Rule: "script-file"})
+			}
+		}
+	}
+}
+
+// sensitiveArgs flags a program that is not read-only given a start-up,
+// credential, system or execgate path anywhere among its words (pip
+// --log-file ~/.bashrc, kubectl --cache-dir ~/.ssh): what it does with the
+// path is not known, so no wildcard pattern covers it.
+func (a *analyzer) sensitiveArgs(seg *Segment, name string, words []word) {
+	for _, w := range words[1:] {
+		if !w.pathKnown() {
+			continue
+		}
+		cands := []string{w.text}
+		if _, v, ok := strings.Cut(w.text, "="); ok {
+			cands = append(cands, v)
+		}
+		for _, c := range cands {
+			if c == "" || !(strings.HasPrefix(c, "/") || strings.HasPrefix(c, "~") || strings.Contains(c, "..")) {
+				continue
+			}
+			if c == "/" || strings.HasPrefix(c, "~") && !w.tilde && c == w.text {
+				continue
+			}
+			n := a.normPath(c)
+			for _, set := range []string{"persistence", "self", "credentials"} {
+				if a.pathIn(set, n) {
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("gives %s the path %s (a start-up, credential or execgate file), which it may read or write", name, c), Rule: "sensitive-path-argument"})
+					return
+				}
+			}
+		}
 	}
 }
