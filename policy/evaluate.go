@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // Engine classifies commands with the built-in rule table. It is safe for
@@ -36,7 +38,7 @@ type Request struct {
 	Policy Policy
 	// Allow and Deny match segments against the effective allowlist and
 	// denylist; nil means an empty list.
-	Allow, Deny *Matcher
+	Allow, Deny *pattern.Matcher
 	// Protected lists execgate's own files (config, socket, binary):
 	// writing them is dangerous.
 	Protected []string

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // gtfoHarmful are the GTFOBins functions that run code, load libraries,
@@ -38,7 +40,7 @@ func TestGTFOBins(t *testing.T) {
 		pats[i] = p + " **"
 	}
 	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
-	allow := NewMatcher(entries(pats...), fakePath)
+	allow := pattern.NewMatcher(entries(pats...), fakePath)
 	safe, allowed := 0, 0
 	readTSV(t, path, func(line int, cols []string) {
 		if len(cols) != 3 {

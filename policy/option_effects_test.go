@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // A wildcard covers words, not effects: under an allowlist entry
@@ -16,10 +18,10 @@ import (
 // autoAllowSafe: only the allowlist entry can allow.
 var optionEffectPolicy = Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
 
-func decideUnder(e *Engine, pattern, command string) Result {
+func decideUnder(e *Engine, allow, command string) Result {
 	return e.Evaluate(Request{
 		Command: command, Cwd: testWorkspace, Home: testHome, Policy: optionEffectPolicy,
-		Allow: NewMatcher(entries(pattern), fakePath),
+		Allow: pattern.NewMatcher(entries(allow), fakePath),
 	})
 }
 

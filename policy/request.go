@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // LookPath resolves a bare program name on PATH to an absolute path; it
@@ -39,8 +41,8 @@ func NewRequest(cfg *Config, agent, cwd, home string, protected []string) Reques
 		Home:      home,
 		Agent:     agent,
 		Policy:    eff.Policy,
-		Allow:     NewMatcher(eff.Allowlist, LookPath),
-		Deny:      NewMatcher(eff.Denylist, LookPath),
+		Allow:     pattern.NewMatcher(eff.Allowlist, LookPath),
+		Deny:      pattern.NewMatcher(eff.Denylist, LookPath),
 		Protected: protected,
 	}
 }

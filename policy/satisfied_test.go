@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // TestSatisfiedRefusesOpaque: under askFallback=allowlist nobody answers,
@@ -19,7 +21,7 @@ func TestSatisfiedRefusesOpaque(t *testing.T) {
 	// And from a real evaluation: eval of a variable under an allowlist
 	// that names eval.
 	e := testEngine(t)
-	req := Request{Cwd: testWorkspace, Home: testHome, Allow: NewMatcher(entries("eval **", "ls **"), fakePath),
+	req := Request{Cwd: testWorkspace, Home: testHome, Allow: pattern.NewMatcher(entries("eval **", "ls **"), fakePath),
 		Policy: Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AutoAllowSafe: true}}
 	req.Command = `eval "$CMD"`
 	res := e.Evaluate(req)

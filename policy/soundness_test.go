@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // sharedCorpus finds shared/corpora/NAME by walking up from the package
@@ -98,13 +100,13 @@ func (r *rules) modelledPrograms() []string {
 
 // wildcardAllowlist is `NAME **` for every modelled program, and the
 // allowlist the security review used.
-func wildcardAllowlist(e *Engine) *Matcher {
+func wildcardAllowlist(e *Engine) *pattern.Matcher {
 	var pats []string
 	for _, p := range e.rules.modelledPrograms() {
 		pats = append(pats, p+" **")
 	}
 	pats = append(pats, "npm run **", "xargs grep **")
-	return NewMatcher(entries(pats...), fakePath)
+	return pattern.NewMatcher(entries(pats...), fakePath)
 }
 
 const payload = "rm -rf ~"

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 func TestSuggest(t *testing.T) {
@@ -62,7 +64,7 @@ func TestSuggest(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			for _, p := range got {
 				if p != "" {
-					assert.NoError(t, ValidatePattern(p))
+					assert.NoError(t, pattern.ValidatePattern(p))
 				}
 			}
 		})
@@ -89,7 +91,7 @@ func TestSuggestMatches(t *testing.T) {
 			require.Len(t, res.Segments, 1)
 			p := e.Suggest(res.Segments[0])
 			require.NotEmpty(t, p)
-			base.Allow = NewMatcher([]Entry{{Pattern: p}}, nil)
+			base.Allow = pattern.NewMatcher([]pattern.Entry{{Pattern: p}}, nil)
 			for cmd, want := range map[string]bool{tt.again: true, tt.other: false} {
 				req := base
 				req.Command = cmd

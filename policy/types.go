@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // Security is the policy's base stance: refuse everything, allow only what the
@@ -85,21 +87,11 @@ type PolicyFields struct {
 	AutoAllowSafe *bool    `json:"autoAllowSafe,omitempty"`
 }
 
-// Entry is one allowlist or denylist pattern with its bookkeeping.
-type Entry struct {
-	Pattern          string `json:"pattern"`
-	ID               string `json:"id,omitempty"`
-	Source           string `json:"source,omitempty"`
-	LastUsedAt       int64  `json:"lastUsedAt,omitempty"`
-	LastUsedCommand  string `json:"lastUsedCommand,omitempty"`
-	LastResolvedPath string `json:"lastResolvedPath,omitempty"`
-}
-
 // AgentConfig is the "agents" map's value: policy fields plus pattern lists.
 type AgentConfig struct {
 	PolicyFields
-	Allowlist []Entry `json:"allowlist,omitempty"`
-	Denylist  []Entry `json:"denylist,omitempty"`
+	Allowlist []pattern.Entry `json:"allowlist,omitempty"`
+	Denylist  []pattern.Entry `json:"denylist,omitempty"`
 }
 
 // SocketConfig locates the hub and holds the shared secret.
@@ -129,10 +121,10 @@ type Config struct {
 // Effective is what one agent runs under: its resolved policy and the
 // combined pattern lists ("*" entries first, then the agent's own).
 type Effective struct {
-	Agent     string  `json:"agent"`
-	Policy    Policy  `json:"policy"`
-	Allowlist []Entry `json:"allowlist"`
-	Denylist  []Entry `json:"denylist"`
+	Agent     string          `json:"agent"`
+	Policy    Policy          `json:"policy"`
+	Allowlist []pattern.Entry `json:"allowlist"`
+	Denylist  []pattern.Entry `json:"denylist"`
 }
 
 // WildcardAgent is the agents key whose settings apply to every agent.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/interp"
+	"github.com/execgate/execgate/pattern"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 )
@@ -247,7 +248,7 @@ func (s *session) allowAlways(ctx context.Context, req policy.Request, configPat
 	_, err := store.Update(uctx, "", func(d *policy.Document) error {
 		added = added[:0]
 		for _, p := range patterns {
-			e := policy.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
+			e := pattern.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
 				LastUsedCommand: truncateUTF8(req.Command, 1000), LastResolvedPath: resolvedPath(p)}
 			if d.AddAllowlist(agent, e) {
 				added = append(added, p)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/pattern"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -39,7 +40,7 @@ func configCommands(g *globals) []*cobra.Command {
 // listKind describes the two pattern lists for the allow and deny commands.
 type listKind struct {
 	name, done, already, short string
-	add                        func(d *policy.Document, agent string, e policy.Entry) bool
+	add                        func(d *policy.Document, agent string, e pattern.Entry) bool
 }
 
 var (
@@ -115,28 +116,28 @@ func newListEditCmd(g *globals, k listKind) *cobra.Command {
 		Short: k.short,
 		Args:  onePattern(k.name),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pattern := args[0]
-			if err := policy.ValidatePattern(pattern); err != nil {
-				return usagef("invalid pattern %s: %v", strconv.Quote(pattern), err)
+			pat := args[0]
+			if err := pattern.ValidatePattern(pat); err != nil {
+				return usagef("invalid pattern %s: %v", strconv.Quote(pat), err)
 			}
 			agent := g.agent
 			if agent == "" {
 				agent = policy.WildcardAgent
 			}
 			err := update(cmd.Context(), g, func(d *policy.Document) error {
-				if !k.add(d, agent, policy.Entry{Pattern: pattern, Source: "cli"}) {
+				if !k.add(d, agent, pattern.Entry{Pattern: pat, Source: "cli"}) {
 					return errNoChange
 				}
 				return nil
 			})
 			switch {
 			case errors.Is(err, errNoChange):
-				fmt.Fprintf(g.stdout, "%s: %s for agent %s\n", k.already, strconv.Quote(pattern), agent)
+				fmt.Fprintf(g.stdout, "%s: %s for agent %s\n", k.already, strconv.Quote(pat), agent)
 				return nil
 			case err != nil:
 				return err
 			}
-			fmt.Fprintf(g.stdout, "%s %s for agent %s\n", k.done, strconv.Quote(pattern), agent)
+			fmt.Fprintf(g.stdout, "%s %s for agent %s\n", k.done, strconv.Quote(pat), agent)
 			return nil
 		},
 	}
@@ -151,7 +152,7 @@ func newListEditCmd(g *globals, k listKind) *cobra.Command {
 type listRow struct {
 	Agent string `json:"agent"`
 	List  string `json:"list"`
-	policy.Entry
+	pattern.Entry
 }
 
 func newAllowlistCmd(g *globals) *cobra.Command {
@@ -290,7 +291,7 @@ func removeEntries(ctx context.Context, g *globals, target string) error {
 			shown := 0
 			for _, l := range []struct {
 				list    string
-				entries []policy.Entry
+				entries []pattern.Entry
 			}{{"allowlist", a.Allowlist}, {"denylist", a.Denylist}} {
 				for _, e := range l.entries {
 					if e.Pattern == target || e.ID == target {
