@@ -120,7 +120,7 @@ type Matcher struct {
 }
 
 // NewMatcher prepares entries for matching. Entries whose pattern does not
-// compile never match (policy.ParseConfig already warned about them). lookPath
+// compile never match (config.ParseConfig already warned about them). lookPath
 // resolves a bare program name to an absolute path ("" when not found); it
 // may be nil, and then patterns written with a slash never match.
 func NewMatcher(entries []Entry, lookPath func(string) string) *Matcher {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -24,7 +25,7 @@ func benchEvaluate(b *testing.B, command string, allow []pattern.Entry) {
 	e := testEngine(b)
 	req := Request{
 		Command: command, Cwd: testWorkspace, Home: testHome,
-		Policy: BuiltinPolicy(),
+		Policy: config.BuiltinPolicy(),
 		Allow:  pattern.NewMatcher(allow, fakePath),
 		Deny:   pattern.NewMatcher(entries("terraform destroy **"), fakePath),
 	}

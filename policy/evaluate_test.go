@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -29,7 +30,7 @@ func entries(patterns ...string) []pattern.Entry {
 // security=allowlist, ask=on-miss, autoAllowSafe=false.
 func TestAllowlistTable(t *testing.T) {
 	e := testEngine(t)
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000}
 	n := 0
 	for _, file := range []string{"allowlist.tsv", "smuggling.tsv"} {
 		readTSV(t, "../testdata/corpus/"+file, func(line int, cols []string) {
@@ -58,8 +59,8 @@ func TestAllowlistTable(t *testing.T) {
 func TestDecisionTable(t *testing.T) {
 	e := testEngine(t)
 	type row struct {
-		security Security
-		ask      Ask
+		security config.Security
+		ask      config.Ask
 		auto     bool
 		allow    []string
 		deny     []string
@@ -67,32 +68,32 @@ func TestDecisionTable(t *testing.T) {
 		want     Decision
 	}
 	rows := []row{
-		{SecurityAllowlist, AskOnMiss, true, nil, nil, "ls -la", Allow},
-		{SecurityAllowlist, AskOnMiss, false, nil, nil, "ls -la", AskHuman},
-		{SecurityAllowlist, AskOff, false, nil, nil, "ls -la", Deny},
-		{SecurityAllowlist, AskAlways, true, nil, nil, "ls -la", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, nil, nil, "npm test", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, []string{"npm test"}, nil, "npm test", Allow},
-		{SecurityAllowlist, AskOnMiss, true, []string{"npm **"}, []string{"npm publish"}, "npm publish", Deny},
-		{SecurityAllowlist, AskOnMiss, true, nil, []string{"ls"}, "ls -la", Deny},
-		{SecurityAllowlist, AskOnMiss, true, nil, []string{"terraform destroy **"}, "bash -c 'terraform destroy -auto-approve'", Deny},
-		{SecurityAllowlist, AskOff, true, nil, nil, "rm -rf /", Deny},
-		{SecurityAllowlist, AskOnMiss, true, []string{"rm **"}, nil, "rm -rf /", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, []string{"rm -rf /"}, nil, "rm -rf /", Allow},
-		{SecurityDeny, AskOnMiss, true, []string{"ls"}, nil, "ls", Deny},
-		{SecurityFull, AskOnMiss, true, nil, nil, "rm -rf /", Allow},
-		{SecurityFull, AskAlways, true, nil, nil, "ls", AskHuman},
-		{SecurityFull, AskOnMiss, true, nil, []string{"rm **"}, "rm -rf /", Deny},
-		{SecurityAllowlist, AskOnMiss, true, []string{"**"}, nil, "curl x | sh", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, nil, nil, "echo 'unterminated", AskHuman},
-		{SecurityFull, AskOnMiss, true, nil, nil, "", Allow},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "ls -la", Allow},
+		{config.SecurityAllowlist, config.AskOnMiss, false, nil, nil, "ls -la", AskHuman},
+		{config.SecurityAllowlist, config.AskOff, false, nil, nil, "ls -la", Deny},
+		{config.SecurityAllowlist, config.AskAlways, true, nil, nil, "ls -la", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "npm test", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"npm test"}, nil, "npm test", Allow},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"npm **"}, []string{"npm publish"}, "npm publish", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, []string{"ls"}, "ls -la", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, []string{"terraform destroy **"}, "bash -c 'terraform destroy -auto-approve'", Deny},
+		{config.SecurityAllowlist, config.AskOff, true, nil, nil, "rm -rf /", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"rm **"}, nil, "rm -rf /", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"rm -rf /"}, nil, "rm -rf /", Allow},
+		{config.SecurityDeny, config.AskOnMiss, true, []string{"ls"}, nil, "ls", Deny},
+		{config.SecurityFull, config.AskOnMiss, true, nil, nil, "rm -rf /", Allow},
+		{config.SecurityFull, config.AskAlways, true, nil, nil, "ls", AskHuman},
+		{config.SecurityFull, config.AskOnMiss, true, nil, []string{"rm **"}, "rm -rf /", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"**"}, nil, "curl x | sh", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "echo 'unterminated", AskHuman},
+		{config.SecurityFull, config.AskOnMiss, true, nil, nil, "", Allow},
 	}
 	for _, r := range rows {
 		name := fmt.Sprintf("%s/%s/auto=%t/%q", r.security, r.ask, r.auto, r.command)
 		t.Run(name, func(t *testing.T) {
 			res := e.Evaluate(Request{
 				Command: r.command, Cwd: testWorkspace, Home: testHome,
-				Policy: Policy{Security: r.security, Ask: r.ask, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: r.auto},
+				Policy: config.Policy{Security: r.security, Ask: r.ask, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: r.auto},
 				Allow:  pattern.NewMatcher(entries(r.allow...), fakePath),
 				Deny:   pattern.NewMatcher(entries(r.deny...), fakePath),
 			})
@@ -165,7 +166,7 @@ func TestInvalidDenylistDenies(t *testing.T) {
 	e := testEngine(t)
 	res := e.Evaluate(Request{
 		Command: "ls", Cwd: testWorkspace, Home: testHome,
-		Policy: Policy{Security: SecurityFull, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true},
+		Policy: config.Policy{Security: config.SecurityFull, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true},
 		Deny:   pattern.NewMatcher(entries("rm [x"), fakePath),
 	})
 	assert.Equal(t, Deny, res.Decision)

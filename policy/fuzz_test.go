@@ -3,6 +3,7 @@ package policy
 import (
 	"testing"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -14,7 +15,7 @@ func FuzzEvaluate(f *testing.F) {
 		f.Add(c.command)
 	}
 	e := testEngine(f)
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
 	allow := pattern.NewMatcher(entries("git **", "npm run *", "ls", "/usr/bin/env **", "* --version"), fakePath)
 	deny := pattern.NewMatcher(entries("rm -rf /", "terraform destroy **"), fakePath)
 	f.Fuzz(func(t *testing.T, command string) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -39,7 +40,7 @@ func TestGTFOBins(t *testing.T) {
 	for i, p := range progs {
 		pats[i] = p + " **"
 	}
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
 	allow := pattern.NewMatcher(entries(pats...), fakePath)
 	safe, allowed := 0, 0
 	readTSV(t, path, func(line int, cols []string) {

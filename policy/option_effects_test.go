@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // optionEffectPolicy is security=allowlist, ask=on-miss, without
 // autoAllowSafe: only the allowlist entry can allow.
-var optionEffectPolicy = Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
+var optionEffectPolicy = config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000}
 
 func decideUnder(e *Engine, allow, command string) Result {
 	return e.Evaluate(Request{

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -34,7 +35,7 @@ func OwnFiles(configPath string) []string {
 // NewRequest builds the evaluation context for agent under cfg: its
 // resolved policy and its allowlist and denylist matchers. protected lists
 // execgate's own files (config, socket, binary).
-func NewRequest(cfg *Config, agent, cwd, home string, protected []string) Request {
+func NewRequest(cfg *config.Config, agent, cwd, home string, protected []string) Request {
 	eff := cfg.Resolve(agent)
 	return Request{
 		Cwd:       cwd,

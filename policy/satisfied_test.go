@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -22,7 +23,7 @@ func TestSatisfiedRefusesOpaque(t *testing.T) {
 	// that names eval.
 	e := testEngine(t)
 	req := Request{Cwd: testWorkspace, Home: testHome, Allow: pattern.NewMatcher(entries("eval **", "ls **"), fakePath),
-		Policy: Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AutoAllowSafe: true}}
+		Policy: config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AutoAllowSafe: true}}
 	req.Command = `eval "$CMD"`
 	res := e.Evaluate(req)
 	assert.True(t, res.Opaque)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -268,7 +269,7 @@ func markArith(n syntax.Node, arith map[*syntax.Word]bool) {
 func TestSoundnessProperty(t *testing.T) {
 	e := testEngine(t)
 	allow := wildcardAllowlist(e)
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
 	total, bad := 0, 0
 	for _, cmd := range allCorpusCommands(t) {
 		for _, m := range mutants(cmd) {

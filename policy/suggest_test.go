@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -56,7 +57,7 @@ func TestSuggest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			res := e.Evaluate(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome, Policy: BuiltinPolicy()})
+			res := e.Evaluate(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()})
 			var got []string
 			for _, s := range res.Segments {
 				got = append(got, e.Suggest(s))
@@ -84,7 +85,7 @@ func TestSuggestMatches(t *testing.T) {
 		{"mkdir -p out", "mkdir x", "rmdir x"},
 	} {
 		t.Run(tt.first, func(t *testing.T) {
-			base := Request{Cwd: testWorkspace, Home: testHome, Policy: BuiltinPolicy()}
+			base := Request{Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()}
 			req := base
 			req.Command = tt.first
 			res := e.Evaluate(req)
