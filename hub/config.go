@@ -15,7 +15,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // maxConfigRead bounds how much of the configuration the hub reads (the
@@ -34,7 +34,7 @@ type configState struct {
 
 	mu   sync.Mutex
 	fi   fs.FileInfo // what was loaded; nil for a missing file
-	cfg  *policy.Config
+	cfg  *config.Config
 	err  error // why the file could not be used; cfg is then nil
 	hash string
 }
@@ -69,11 +69,11 @@ func (c *configState) current(ctx context.Context) authConfig {
 		}
 		// The token is created on first use. The next round re-reads the
 		// file the edit wrote (or that another writer changed meanwhile).
-		_, err := (&policy.Store{Path: c.path}).Update(ctx, c.hash, func(d *policy.Document) error {
+		_, err := (&config.Store{Path: c.path}).Update(ctx, c.hash, func(d *config.Document) error {
 			_, err := d.EnsureToken()
 			return err
 		})
-		if errors.Is(err, policy.ErrStale) {
+		if errors.Is(err, config.ErrStale) {
 			continue
 		}
 		if err != nil {
@@ -106,7 +106,7 @@ func (c *configState) changed() bool {
 
 func (c *configState) reload() {
 	fi, _ := os.Stat(c.path)
-	cfg, hash, warnings, err := policy.Load(c.path)
+	cfg, hash, warnings, err := config.Load(c.path)
 	c.fi, c.hash = fi, hash
 	if err != nil {
 		c.cfg, c.err = nil, err
@@ -190,12 +190,12 @@ func (c *configState) replace(ctx context.Context, p ConfigSetParams) (ConfigSna
 		}
 	}
 	var editErr error
-	_, err := (&policy.Store{Path: c.path}).Update(ctx, base, func(d *policy.Document) error {
+	_, err := (&config.Store{Path: c.path}).Update(ctx, base, func(d *config.Document) error {
 		editErr = d.Replace(p.File)
 		return editErr
 	})
 	switch {
-	case errors.Is(err, policy.ErrStale):
+	case errors.Is(err, config.ErrStale):
 		return ConfigSnapshot{}, errBody(ErrCodeConflict, "the configuration changed since baseHash was read; get it again")
 	case editErr != nil:
 		return ConfigSnapshot{}, errBody(ErrCodeBadRequest, editErr.Error())

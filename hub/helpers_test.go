@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // Environment of a hub subprocess (this test binary, re-executed).
@@ -151,7 +151,7 @@ func startHub(t testing.TB, opts ...hubOption) *testHub {
 	h.srv = srv
 	go func() { h.served <- srv.Serve(ctx) }()
 	t.Cleanup(h.stop)
-	cfg, _, _, err := policy.Load(h.config)
+	cfg, _, _, err := config.Load(h.config)
 	require.NoError(t, err)
 	require.NotEmpty(t, cfg.Socket.Token)
 	h.token = cfg.Socket.Token

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // hubProcess runs a hub in a child process (this test binary).
@@ -57,7 +57,7 @@ func startHubProcess(t *testing.T, dir, socketJSON string) *hubProcess {
 	case <-time.After(20 * time.Second):
 		t.Fatal("hub process did not start")
 	}
-	cfg, _, _, err := policy.Load(p.config)
+	cfg, _, _, err := config.Load(p.config)
 	require.NoError(t, err)
 	p.token = cfg.Socket.Token
 	return p

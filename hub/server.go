@@ -16,7 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // Limits of the daemon.
@@ -50,7 +50,7 @@ const (
 // ServerOptions configure Listen.
 type ServerOptions struct {
 	// ConfigPath is the configuration file holding socket.token and
-	// socket.requesterUids; "" means policy.ConfigPath's default.
+	// socket.requesterUids; "" means config.ConfigPath's default.
 	ConfigPath string
 	// Socket is where to listen; "" means SocketPath of the configuration.
 	Socket string
@@ -100,7 +100,7 @@ func Listen(ctx context.Context, o ServerOptions) (*Server, error) {
 	}
 	path := o.Socket
 	if path == "" {
-		cfg, _, _, _ := policy.Load(s.config.path)
+		cfg, _, _, _ := config.Load(s.config.path)
 		p, err := SocketPath(cfg, nil)
 		if err != nil {
 			return nil, fmt.Errorf("hub: %w", err)
@@ -153,7 +153,7 @@ func newServer(o ServerOptions) *Server {
 	}
 	cfgPath := o.ConfigPath
 	if cfgPath == "" {
-		cfgPath = policy.ConfigPath("", nil)
+		cfgPath = config.ConfigPath("", nil)
 	}
 	return &Server{
 		log:       log,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // maxSessions bounds the overrides held; maxAgentLen an agent id.
@@ -28,9 +28,9 @@ var sessionFields = []struct {
 	get   func(*SessionOverride) string
 	valid func(string) bool
 }{
-	{"security", func(o *SessionOverride) string { return o.Security }, func(v string) bool { return policy.Security(v).Valid() }},
-	{"ask", func(o *SessionOverride) string { return o.Ask }, func(v string) bool { return policy.Ask(v).Valid() }},
-	{"askFallback", func(o *SessionOverride) string { return o.AskFallback }, func(v string) bool { return policy.Security(v).Valid() }},
+	{"security", func(o *SessionOverride) string { return o.Security }, func(v string) bool { return config.Security(v).Valid() }},
+	{"ask", func(o *SessionOverride) string { return o.Ask }, func(v string) bool { return config.Ask(v).Valid() }},
+	{"askFallback", func(o *SessionOverride) string { return o.AskFallback }, func(v string) bool { return config.Security(v).Valid() }},
 }
 
 // validateSession checks o and normalises an elevation to the settings
@@ -45,10 +45,10 @@ func validateSession(o *SessionOverride, now time.Time) error {
 		}
 	}
 	if o.Elevated {
-		if o.Security != "" && o.Security != string(policy.SecurityFull) || o.Ask != "" && o.Ask != string(policy.AskOff) {
+		if o.Security != "" && o.Security != string(config.SecurityFull) || o.Ask != "" && o.Ask != string(config.AskOff) {
 			return badRequest("elevated means security=full and ask=off; drop the other values")
 		}
-		o.Security, o.Ask = string(policy.SecurityFull), string(policy.AskOff)
+		o.Security, o.Ask = string(config.SecurityFull), string(config.AskOff)
 	}
 	if o.Security == "" && o.Ask == "" && o.AskFallback == "" {
 		return badRequest("nothing to set (use session.clear to remove an override)")

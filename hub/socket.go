@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // Names inside the socket's directory.
@@ -33,7 +33,7 @@ const maxSocketPath = 103
 // be owned by us. A configured socket.path may sit in a directory another
 // user owns (the hub's owner, when agents run as a separate user and list
 // in socket.requesterUids): the configuration chose it.
-func SocketPath(cfg *policy.Config, getenv func(string) string) (string, error) {
+func SocketPath(cfg *config.Config, getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}

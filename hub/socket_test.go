@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -28,21 +28,21 @@ func TestSocketPath(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	uid := strconv.Itoa(os.Geteuid())
 
-	explicit := &policy.Config{Socket: policy.SocketConfig{Path: filepath.Join(dir, "x", "..", "my.sock")}}
+	explicit := &config.Config{Socket: config.SocketConfig{Path: filepath.Join(dir, "x", "..", "my.sock")}}
 	tests := []struct {
 		name    string
-		cfg     *policy.Config
+		cfg     *config.Config
 		env     map[string]string
 		want    string
 		wantErr string
 	}{
 		{name: "configured", cfg: explicit, env: map[string]string{"XDG_RUNTIME_DIR": rt}, want: filepath.Join(dir, "my.sock")},
-		{name: "runtime dir", cfg: &policy.Config{}, env: map[string]string{"XDG_RUNTIME_DIR": rt}, want: filepath.Join(rt, "execgate", "hub.sock")},
+		{name: "runtime dir", cfg: &config.Config{}, env: map[string]string{"XDG_RUNTIME_DIR": rt}, want: filepath.Join(rt, "execgate", "hub.sock")},
 		{name: "nil config", env: map[string]string{"XDG_RUNTIME_DIR": rt}, want: filepath.Join(rt, "execgate", "hub.sock")},
 		{name: "no runtime dir", want: filepath.Join(tmp, "execgate-"+uid, "hub.sock")},
 		{name: "relative runtime dir ignored", env: map[string]string{"XDG_RUNTIME_DIR": "run"}, want: filepath.Join(tmp, "execgate-"+uid, "hub.sock")},
-		{name: "relative configured path", cfg: &policy.Config{Socket: policy.SocketConfig{Path: "hub.sock"}}, wantErr: "want an absolute path"},
-		{name: "too long", cfg: &policy.Config{Socket: policy.SocketConfig{Path: "/" + strings.Repeat("d", 120) + "/hub.sock"}}, wantErr: "Unix sockets allow at most"},
+		{name: "relative configured path", cfg: &config.Config{Socket: config.SocketConfig{Path: "hub.sock"}}, wantErr: "want an absolute path"},
+		{name: "too long", cfg: &config.Config{Socket: config.SocketConfig{Path: "/" + strings.Repeat("d", 120) + "/hub.sock"}}, wantErr: "Unix sockets allow at most"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestSocketPathRefusesForeignDirectories(t *testing.T) {
 	shared := filepath.Join(dir, "shared")
 	require.NoError(t, os.Mkdir(shared, 0o700))
 	require.NoError(t, os.Chmod(shared, 0o770))
-	_, err = SocketPath(&policy.Config{Socket: policy.SocketConfig{Path: filepath.Join(shared, "h.sock")}}, env)
+	_, err = SocketPath(&config.Config{Socket: config.SocketConfig{Path: filepath.Join(shared, "h.sock")}}, env)
 	require.ErrorContains(t, err, "writable by others")
 
 	if os.Geteuid() != 0 {
@@ -95,7 +95,7 @@ func TestSocketPathRefusesForeignDirectories(t *testing.T) {
 	require.ErrorContains(t, err, "belongs to uid 65534")
 	// A configured path may sit in the hub owner's directory.
 	p := filepath.Join(own, "h.sock")
-	got, err := SocketPath(&policy.Config{Socket: policy.SocketConfig{Path: p}}, env)
+	got, err := SocketPath(&config.Config{Socket: config.SocketConfig{Path: p}}, env)
 	require.NoError(t, err)
 	assert.Equal(t, p, got)
 	// The hub itself never uses a directory it does not own.

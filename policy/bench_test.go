@@ -3,28 +3,31 @@ package policy
 import (
 	"fmt"
 	"testing"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // thousandEntries is an allowlist of 1,000 patterns over 50 programs, the
 // shape a long-lived allow-always list takes.
-func thousandEntries() []Entry {
-	var out []Entry
+func thousandEntries() []pattern.Entry {
+	var out []pattern.Entry
 	for p := 0; p < 50; p++ {
 		for s := 0; s < 20; s++ {
-			out = append(out, Entry{Pattern: fmt.Sprintf("tool%d sub%d **", p, s)})
+			out = append(out, pattern.Entry{Pattern: fmt.Sprintf("tool%d sub%d **", p, s)})
 		}
 	}
-	out[500] = Entry{Pattern: "git status"}
+	out[500] = pattern.Entry{Pattern: "git status"}
 	return out
 }
 
-func benchEvaluate(b *testing.B, command string, allow []Entry) {
+func benchEvaluate(b *testing.B, command string, allow []pattern.Entry) {
 	e := testEngine(b)
 	req := Request{
 		Command: command, Cwd: testWorkspace, Home: testHome,
-		Policy: BuiltinPolicy(),
-		Allow:  NewMatcher(allow, fakePath),
-		Deny:   NewMatcher(entries("terraform destroy **"), fakePath),
+		Policy: config.BuiltinPolicy(),
+		Allow:  pattern.NewMatcher(allow, fakePath),
+		Deny:   pattern.NewMatcher(entries("terraform destroy **"), fakePath),
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -56,7 +59,7 @@ func BenchmarkFirstMatch(b *testing.B) {
 	argv := []string{"git", "status"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := NewMatcher(list, fakePath).Match(argv); !ok {
+		if _, _, ok := pattern.NewMatcher(list, fakePath).Match(argv); !ok {
 			b.Fatal("git status should match")
 		}
 	}

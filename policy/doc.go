@@ -1,11 +1,14 @@
 // Package policy decides what happens to a shell command before it runs.
 //
-// It holds the three pieces every front end (the shim, the hooks, the hub,
-// `execgate check`) shares: the configuration file and its locked, atomic
-// writer; the analysis that parses a command with mvdan.cc/sh and reduces it to
-// segments (one per simple command, wherever it appears); and the four safety
-// layers (allowlist, shell syntax, safe binaries, dangerous patterns) whose
-// verdicts combine into a Risk and, under the effective policy, a Decision.
+// It only judges. The analysis parses a command with mvdan.cc/sh and reduces
+// it to segments (one per simple command, wherever it appears), recognising
+// the envelopes agents wrap commands in; the rule tables (rules.json) and the
+// four safety layers (allowlist, shell syntax, safe binaries, dangerous
+// patterns) grade them into a Risk; and the facade (Engine.Evaluate,
+// Engine.Analyze, Decide) turns that Risk, under a config.Policy, into a
+// Decision, with the reasons and an "allow always" suggestion.
 //
-// The package never runs anything and never asks anyone: it only explains.
+// The configuration file it judges under is package config's; the allowlist
+// and denylist patterns are package pattern's. The package never runs
+// anything and never asks anyone: it only explains.
 package policy

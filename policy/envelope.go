@@ -8,6 +8,8 @@ import (
 
 	"github.com/gobwas/glob"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/config"
 )
 
 // Envelope is the wrapper a coding agent puts around the model's command
@@ -46,14 +48,6 @@ var agentLabels = map[string]string{
 // claude-code), or "" for an agent execgate has no name for.
 func AgentLabel(agent string) string { return agentLabels[agent] }
 
-// EnvelopeConfig is one entry of the "envelopes" section.
-type EnvelopeConfig struct {
-	// TrustedSources are globs of the absolute paths the agent's envelope
-	// may source (its shell snapshots); "~/" is the home directory and
-	// `*` stays within one directory. When set they replace the defaults.
-	TrustedSources []string `json:"trustedSources,omitempty"`
-}
-
 // defaultTrustedSources are where the agents keep their shell snapshots.
 // Each entry is a directory variable (with its default under the home
 // directory) and the snapshot names below it.
@@ -73,7 +67,7 @@ type Trust struct {
 // NewTrust compiles the trusted sources for the agents: cfg's when it sets
 // them, else the agents' own snapshot directories. Globs that do not
 // compile or are not absolute trust nothing.
-func NewTrust(cfg *Config, home string, getenv func(string) string) Trust {
+func NewTrust(cfg *config.Config, home string, getenv func(string) string) Trust {
 	t := Trust{sources: map[string][]string{}, tmp: []string{"/tmp", "/private/tmp"}}
 	if d := getenv("TMPDIR"); filepath.IsAbs(d) && !slices.Contains(t.tmp, filepath.Clean(d)) {
 		t.tmp = append(t.tmp, filepath.Clean(d))
@@ -561,46 +555,4 @@ func isQuotedAt(w *syntax.Word) bool {
 // String describes the envelope for logs: "Claude Code envelope".
 func (e Envelope) String() string {
 	return fmt.Sprintf("%s envelope", e.Via)
-}
-
-// parseEnvelopes reads the "envelopes" section: by agent id, an object
-// with trustedSources, a list of absolute (or "~/") globs.
-func (p *parser) parseEnvelopes(v any) map[string]EnvelopeConfig {
-	if v == nil {
-		return nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		p.warnf("envelopes", "want an object, got %s; using the defaults", describe(v))
-		return nil
-	}
-	out := map[string]EnvelopeConfig{}
-	for _, agent := range sortedKeys(m) {
-		path := joinPath("envelopes", agent)
-		e, ok := m[agent].(map[string]any)
-		if !ok {
-			p.warnf(path, "want an object, got %s; using the defaults", describe(m[agent]))
-			continue
-		}
-		p.unknownFields(path, e, []string{"trustedSources"})
-		list, ok := e["trustedSources"].([]any)
-		if !ok {
-			if e["trustedSources"] != nil {
-				p.warnf(path+".trustedSources", "want a list of globs, got %s; using the defaults", describe(e["trustedSources"]))
-			}
-			continue
-		}
-		c := EnvelopeConfig{TrustedSources: []string{}}
-		for i, item := range list {
-			g, ok := item.(string)
-			abs := ok && (filepath.IsAbs(g) || strings.HasPrefix(g, "~/"))
-			if _, err := glob.Compile(g, '/'); !abs || err != nil {
-				p.warnf(fmt.Sprintf("%s.trustedSources[%d]", path, i), "want an absolute path glob, got %s; ignoring it", describe(item))
-				continue
-			}
-			c.TrustedSources = append(c.TrustedSources, g)
-		}
-		out[agent] = c
-	}
-	return out
 }

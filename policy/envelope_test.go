@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/internal/vectors"
 )
 
@@ -63,7 +64,7 @@ func TestUnwrapVectors(t *testing.T) {
 }
 
 func TestTrustedSourcesFromConfig(t *testing.T) {
-	cfg, warnings, err := ParseConfig([]byte(`{"version":1,"envelopes":{
+	cfg, warnings, err := config.ParseConfig([]byte(`{"version":1,"envelopes":{
 		"claude-code":{"trustedSources":["~/snapshots/*.sh","relative/*.sh",7]},
 		"codex":{"trustedSources":"nope"}}}`))
 	require.NoError(t, err)
@@ -157,7 +158,7 @@ func TestNestedShellLanguage(t *testing.T) {
 	payload := `echo $'\' ; touch /tmp/pwned ; \'' #'`
 	quoted := "'" + strings.ReplaceAll(payload, "'", `'"'"'`) + "'"
 	run := func(shell string) Result {
-		return e.Evaluate(Request{Command: shell + " -c " + quoted, Policy: BuiltinPolicy()})
+		return e.Evaluate(Request{Command: shell + " -c " + quoted, Policy: config.BuiltinPolicy()})
 	}
 	assert.Equal(t, Safe, run("bash").Risk, "bash: one echo")
 	for _, sh := range []string{"sh", "dash", "/bin/sh"} {

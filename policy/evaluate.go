@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // Engine classifies commands with the built-in rule table. It is safe for
@@ -33,10 +36,10 @@ type Request struct {
 	// Home is the user's home directory, for ~ and $HOME.
 	Home   string
 	Agent  string
-	Policy Policy
+	Policy config.Policy
 	// Allow and Deny match segments against the effective allowlist and
 	// denylist; nil means an empty list.
-	Allow, Deny *Matcher
+	Allow, Deny *pattern.Matcher
 	// Protected lists execgate's own files (config, socket, binary):
 	// writing them is dangerous.
 	Protected []string
@@ -167,18 +170,18 @@ func (e *Engine) Evaluate(req Request) Result {
 // Decide applies policy p to a command: denied when a denylist pattern
 // matched, covered when every segment is allowlisted or safe (with
 // autoAllowSafe) and nothing is opaque.
-func Decide(p Policy, denied, covered bool) Decision {
+func Decide(p config.Policy, denied, covered bool) Decision {
 	switch {
-	case denied, p.Security == SecurityDeny:
+	case denied, p.Security == config.SecurityDeny:
 		return Deny
-	case p.Security == SecurityFull:
-		if p.Ask == AskAlways {
+	case p.Security == config.SecurityFull:
+		if p.Ask == config.AskAlways {
 			return AskHuman
 		}
 		return Allow
-	case covered && p.Ask != AskAlways:
+	case covered && p.Ask != config.AskAlways:
 		return Allow
-	case p.Ask == AskOff:
+	case p.Ask == config.AskOff:
 		return Deny
 	}
 	return AskHuman

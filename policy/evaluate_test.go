@@ -10,15 +10,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // fakePath resolves bare names as if PATH held only /usr/bin.
 func fakePath(name string) string { return "/usr/bin/" + name }
 
-func entries(patterns ...string) []Entry {
-	out := make([]Entry, len(patterns))
+func entries(patterns ...string) []pattern.Entry {
+	out := make([]pattern.Entry, len(patterns))
 	for i, p := range patterns {
-		out[i] = Entry{Pattern: p}
+		out[i] = pattern.Entry{Pattern: p}
 	}
 	return out
 }
@@ -27,7 +30,7 @@ func entries(patterns ...string) []Entry {
 // security=allowlist, ask=on-miss, autoAllowSafe=false.
 func TestAllowlistTable(t *testing.T) {
 	e := testEngine(t)
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000}
 	n := 0
 	for _, file := range []string{"allowlist.tsv", "smuggling.tsv"} {
 		readTSV(t, "../testdata/corpus/"+file, func(line int, cols []string) {
@@ -38,7 +41,7 @@ func TestAllowlistTable(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(cols[1]), &command), "%s:%d", file, line)
 			res := e.Evaluate(Request{
 				Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol,
-				Allow: NewMatcher(entries(patterns...), fakePath),
+				Allow: pattern.NewMatcher(entries(patterns...), fakePath),
 			})
 			want := Decision(cols[2])
 			if want == "ask" {
@@ -56,8 +59,8 @@ func TestAllowlistTable(t *testing.T) {
 func TestDecisionTable(t *testing.T) {
 	e := testEngine(t)
 	type row struct {
-		security Security
-		ask      Ask
+		security config.Security
+		ask      config.Ask
 		auto     bool
 		allow    []string
 		deny     []string
@@ -65,84 +68,38 @@ func TestDecisionTable(t *testing.T) {
 		want     Decision
 	}
 	rows := []row{
-		{SecurityAllowlist, AskOnMiss, true, nil, nil, "ls -la", Allow},
-		{SecurityAllowlist, AskOnMiss, false, nil, nil, "ls -la", AskHuman},
-		{SecurityAllowlist, AskOff, false, nil, nil, "ls -la", Deny},
-		{SecurityAllowlist, AskAlways, true, nil, nil, "ls -la", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, nil, nil, "npm test", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, []string{"npm test"}, nil, "npm test", Allow},
-		{SecurityAllowlist, AskOnMiss, true, []string{"npm **"}, []string{"npm publish"}, "npm publish", Deny},
-		{SecurityAllowlist, AskOnMiss, true, nil, []string{"ls"}, "ls -la", Deny},
-		{SecurityAllowlist, AskOnMiss, true, nil, []string{"terraform destroy **"}, "bash -c 'terraform destroy -auto-approve'", Deny},
-		{SecurityAllowlist, AskOff, true, nil, nil, "rm -rf /", Deny},
-		{SecurityAllowlist, AskOnMiss, true, []string{"rm **"}, nil, "rm -rf /", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, []string{"rm -rf /"}, nil, "rm -rf /", Allow},
-		{SecurityDeny, AskOnMiss, true, []string{"ls"}, nil, "ls", Deny},
-		{SecurityFull, AskOnMiss, true, nil, nil, "rm -rf /", Allow},
-		{SecurityFull, AskAlways, true, nil, nil, "ls", AskHuman},
-		{SecurityFull, AskOnMiss, true, nil, []string{"rm **"}, "rm -rf /", Deny},
-		{SecurityAllowlist, AskOnMiss, true, []string{"**"}, nil, "curl x | sh", AskHuman},
-		{SecurityAllowlist, AskOnMiss, true, nil, nil, "echo 'unterminated", AskHuman},
-		{SecurityFull, AskOnMiss, true, nil, nil, "", Allow},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "ls -la", Allow},
+		{config.SecurityAllowlist, config.AskOnMiss, false, nil, nil, "ls -la", AskHuman},
+		{config.SecurityAllowlist, config.AskOff, false, nil, nil, "ls -la", Deny},
+		{config.SecurityAllowlist, config.AskAlways, true, nil, nil, "ls -la", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "npm test", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"npm test"}, nil, "npm test", Allow},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"npm **"}, []string{"npm publish"}, "npm publish", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, []string{"ls"}, "ls -la", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, []string{"terraform destroy **"}, "bash -c 'terraform destroy -auto-approve'", Deny},
+		{config.SecurityAllowlist, config.AskOff, true, nil, nil, "rm -rf /", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"rm **"}, nil, "rm -rf /", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"rm -rf /"}, nil, "rm -rf /", Allow},
+		{config.SecurityDeny, config.AskOnMiss, true, []string{"ls"}, nil, "ls", Deny},
+		{config.SecurityFull, config.AskOnMiss, true, nil, nil, "rm -rf /", Allow},
+		{config.SecurityFull, config.AskAlways, true, nil, nil, "ls", AskHuman},
+		{config.SecurityFull, config.AskOnMiss, true, nil, []string{"rm **"}, "rm -rf /", Deny},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"**"}, nil, "curl x | sh", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "echo 'unterminated", AskHuman},
+		{config.SecurityFull, config.AskOnMiss, true, nil, nil, "", Allow},
 	}
 	for _, r := range rows {
 		name := fmt.Sprintf("%s/%s/auto=%t/%q", r.security, r.ask, r.auto, r.command)
 		t.Run(name, func(t *testing.T) {
 			res := e.Evaluate(Request{
 				Command: r.command, Cwd: testWorkspace, Home: testHome,
-				Policy: Policy{Security: r.security, Ask: r.ask, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: r.auto},
-				Allow:  NewMatcher(entries(r.allow...), fakePath),
-				Deny:   NewMatcher(entries(r.deny...), fakePath),
+				Policy: config.Policy{Security: r.security, Ask: r.ask, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: r.auto},
+				Allow:  pattern.NewMatcher(entries(r.allow...), fakePath),
+				Deny:   pattern.NewMatcher(entries(r.deny...), fakePath),
 			})
 			assert.Equal(t, r.want, res.Decision, explain(res))
 		})
 	}
-}
-
-// TestPatternMatching pins the pattern language: word globs, ** runs,
-// word prefixes, case, and program paths.
-func TestPatternMatching(t *testing.T) {
-	look := func(name string) string {
-		if name == "git" {
-			return "/usr/bin/git"
-		}
-		return ""
-	}
-	cases := []struct {
-		pattern string
-		argv    string
-		want    bool
-	}{
-		{"git status", "git status", true},
-		{"git status", "git status -s", true},
-		{"git status", "git statuses", false},
-		{"git st*", "git status", true},
-		{"git st*", "git status -s", false},
-		{"git **", "git", true},
-		{"git **", "git log --oneline", true},
-		{"git ** --force", "git push origin --force", true},
-		{"git ** --force", "git push origin", false},
-		{"npm run test", "npm run test -- -u", true},
-		{"npm run test", "npm run tests", false},
-		{"git **", "Git status", false},
-		{"git **", "./git status", false},
-		{"git **", "/tmp/git status", false},
-		{"git **", "/usr/bin/git status", true},
-		{"/usr/bin/git **", "git status", true},
-		{"/usr/bin/git **", "/usr/bin/git log", true},
-		{"/usr/local/bin/git **", "git status", false},
-		{"* --version", "node --version", true},
-		{"src/** x", "src/a/b x", true},
-		{"ls src/**", "ls src a", false},
-	}
-	for _, c := range cases {
-		m := NewMatcher(entries(c.pattern), look)
-		_, _, ok := m.Match(strings.Fields(c.argv))
-		assert.Equal(t, c.want, ok, "%q vs %q", c.pattern, c.argv)
-	}
-	assert.Error(t, ValidatePattern("  "))
-	assert.Error(t, ValidatePattern("git [status"))
-	assert.NoError(t, ValidatePattern("git **"))
 }
 
 // TestExplanationsNeverEmpty: every segment that is not safe says why.
@@ -209,8 +166,8 @@ func TestInvalidDenylistDenies(t *testing.T) {
 	e := testEngine(t)
 	res := e.Evaluate(Request{
 		Command: "ls", Cwd: testWorkspace, Home: testHome,
-		Policy: Policy{Security: SecurityFull, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true},
-		Deny:   NewMatcher(entries("rm [x"), fakePath),
+		Policy: config.Policy{Security: config.SecurityFull, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true},
+		Deny:   pattern.NewMatcher(entries("rm [x"), fakePath),
 	})
 	assert.Equal(t, Deny, res.Decision)
 	assert.Contains(t, strings.Join(res.Reasons, " "), `"rm [x"`)

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // gtfoHarmful are the GTFOBins functions that run code, load libraries,
@@ -37,8 +40,8 @@ func TestGTFOBins(t *testing.T) {
 	for i, p := range progs {
 		pats[i] = p + " **"
 	}
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
-	allow := NewMatcher(entries(pats...), fakePath)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	allow := pattern.NewMatcher(entries(pats...), fakePath)
 	safe, allowed := 0, 0
 	readTSV(t, path, func(line int, cols []string) {
 		if len(cols) != 3 {

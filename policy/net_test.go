@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
 )
 
 // TestEveryNodeTypeHandled lists the node types of the mvdan.cc/sh syntax
@@ -89,7 +91,7 @@ func FuzzSoundness(f *testing.F) {
 	}
 	e := testEngine(f)
 	allow := wildcardAllowlist(e)
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
 	f.Fuzz(func(t *testing.T, command string) {
 		if len(command) > 4096 {
 			return

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // A wildcard covers words, not effects: under an allowlist entry
@@ -14,12 +17,12 @@ import (
 
 // optionEffectPolicy is security=allowlist, ask=on-miss, without
 // autoAllowSafe: only the allowlist entry can allow.
-var optionEffectPolicy = Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1000}
+var optionEffectPolicy = config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000}
 
-func decideUnder(e *Engine, pattern, command string) Result {
+func decideUnder(e *Engine, allow, command string) Result {
 	return e.Evaluate(Request{
 		Command: command, Cwd: testWorkspace, Home: testHome, Policy: optionEffectPolicy,
-		Allow: NewMatcher(entries(pattern), fakePath),
+		Allow: pattern.NewMatcher(entries(allow), fakePath),
 	})
 }
 

@@ -4,6 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // LookPath resolves a bare program name on PATH to an absolute path; it
@@ -32,15 +35,15 @@ func OwnFiles(configPath string) []string {
 // NewRequest builds the evaluation context for agent under cfg: its
 // resolved policy and its allowlist and denylist matchers. protected lists
 // execgate's own files (config, socket, binary).
-func NewRequest(cfg *Config, agent, cwd, home string, protected []string) Request {
+func NewRequest(cfg *config.Config, agent, cwd, home string, protected []string) Request {
 	eff := cfg.Resolve(agent)
 	return Request{
 		Cwd:       cwd,
 		Home:      home,
 		Agent:     agent,
 		Policy:    eff.Policy,
-		Allow:     NewMatcher(eff.Allowlist, LookPath),
-		Deny:      NewMatcher(eff.Denylist, LookPath),
+		Allow:     pattern.NewMatcher(eff.Allowlist, LookPath),
+		Deny:      pattern.NewMatcher(eff.Denylist, LookPath),
 		Protected: protected,
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // TestSatisfiedRefusesOpaque: under askFallback=allowlist nobody answers,
@@ -19,8 +22,8 @@ func TestSatisfiedRefusesOpaque(t *testing.T) {
 	// And from a real evaluation: eval of a variable under an allowlist
 	// that names eval.
 	e := testEngine(t)
-	req := Request{Cwd: testWorkspace, Home: testHome, Allow: NewMatcher(entries("eval **", "ls **"), fakePath),
-		Policy: Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AutoAllowSafe: true}}
+	req := Request{Cwd: testWorkspace, Home: testHome, Allow: pattern.NewMatcher(entries("eval **", "ls **"), fakePath),
+		Policy: config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AutoAllowSafe: true}}
 	req.Command = `eval "$CMD"`
 	res := e.Evaluate(req)
 	assert.True(t, res.Opaque)

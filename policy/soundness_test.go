@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // sharedCorpus finds shared/corpora/NAME by walking up from the package
@@ -98,13 +101,13 @@ func (r *rules) modelledPrograms() []string {
 
 // wildcardAllowlist is `NAME **` for every modelled program, and the
 // allowlist the security review used.
-func wildcardAllowlist(e *Engine) *Matcher {
+func wildcardAllowlist(e *Engine) *pattern.Matcher {
 	var pats []string
 	for _, p := range e.rules.modelledPrograms() {
 		pats = append(pats, p+" **")
 	}
 	pats = append(pats, "npm run **", "xargs grep **")
-	return NewMatcher(entries(pats...), fakePath)
+	return pattern.NewMatcher(entries(pats...), fakePath)
 }
 
 const payload = "rm -rf ~"
@@ -266,7 +269,7 @@ func markArith(n syntax.Node, arith map[*syntax.Word]bool) {
 func TestSoundnessProperty(t *testing.T) {
 	e := testEngine(t)
 	allow := wildcardAllowlist(e)
-	pol := Policy{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1, AutoAllowSafe: true}
 	total, bad := 0, 0
 	for _, cmd := range allCorpusCommands(t) {
 		for _, m := range mutants(cmd) {

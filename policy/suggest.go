@@ -1,6 +1,10 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/execgate/execgate/pattern"
+)
 
 // Suggest returns the pattern "allow always" should add for s: the narrowest
 // one that is still useful next time. It is
@@ -26,7 +30,7 @@ func (e *Engine) Suggest(s *Segment) string {
 	}
 	argv := s.Argv
 	name := programName(argv[0])
-	exact := func() string { return literalPattern(argv) }
+	exact := func() string { return pattern.Literal(argv) }
 	if s.Risk == Dangerous {
 		if len(s.Wrappers) > 0 {
 			// Patterns match the command inside the wrappers, so
@@ -46,7 +50,7 @@ func (e *Engine) Suggest(s *Segment) string {
 		return interpreterPattern(argv, spec)
 	}
 	if contains(e.rules.Suggest.Runners, name) {
-		return prefixPattern(argv, operandIndex(argv, 1, nil))
+		return pattern.Prefix(argv, operandIndex(argv, 1, nil))
 	}
 	deeper, ok := e.rules.Suggest.Subcommands[argv[0]]
 	if !ok {
@@ -61,14 +65,14 @@ func (e *Engine) Suggest(s *Segment) string {
 		for _, d := range deeper {
 			if argv[sub] == d {
 				if next := operandIndex(argv, sub+1, withValue); next >= 0 {
-					return prefixPattern(argv, next)
+					return pattern.Prefix(argv, next)
 				}
 				break
 			}
 		}
-		return prefixPattern(argv, sub)
+		return pattern.Prefix(argv, sub)
 	}
-	return prefixPattern(argv, 0)
+	return pattern.Prefix(argv, 0)
 }
 
 func (e *Engine) isShell(name string) bool {
@@ -87,20 +91,20 @@ func interpreterPattern(argv []string, spec *interpSpec) string {
 		w := argv[i]
 		switch {
 		case contains(spec.Inline, w) || w == "-" || w == "--":
-			return literalPattern(argv)
+			return pattern.Literal(argv)
 		case w == "-m" && i+1 < len(argv):
-			return prefixPattern(argv, i+1)
+			return pattern.Prefix(argv, i+1)
 		case contains(spec.OptionsWithValue, w):
 			i++
 		case strings.HasPrefix(w, "-"):
 		default:
 			if spec.ProgramArg {
-				return literalPattern(argv) // awk's program text is code
+				return pattern.Literal(argv) // awk's program text is code
 			}
-			return prefixPattern(argv, i)
+			return pattern.Prefix(argv, i)
 		}
 	}
-	return literalPattern(argv)
+	return pattern.Literal(argv)
 }
 
 // operandIndex returns the index of the first operand at or after from,
@@ -119,35 +123,4 @@ func operandIndex(argv []string, from int, withValue []string) int {
 		}
 	}
 	return -1
-}
-
-// prefixPattern is argv[:last+1] followed by `**`, or "" if last is out of
-// range or a word cannot be written literally.
-func prefixPattern(argv []string, last int) string {
-	if last < 0 || last >= len(argv) {
-		return ""
-	}
-	p := literalPattern(argv[:last+1])
-	if p == "" {
-		return ""
-	}
-	return p + " **"
-}
-
-// literalPattern joins argv into a pattern without wildcards, which matches
-// argv word for word, or returns "" when a word cannot be written literally.
-func literalPattern(argv []string) string {
-	for _, w := range argv {
-		if !literalWord(w) {
-			return ""
-		}
-	}
-	return strings.Join(argv, " ")
-}
-
-// literalWord reports whether w can stand in a pattern as itself: not empty,
-// no space (words are split on it), no glob syntax, and no sign of a value
-// only known at run time (Argv shows those as "$x" or "~").
-func literalWord(w string) bool {
-	return w != "" && !strings.HasPrefix(w, "~") && !strings.ContainsAny(w, " \t\n\r\v\f*?[]{}\\$`\x00")
 }

@@ -5,6 +5,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 func TestSuggest(t *testing.T) {
@@ -54,7 +57,7 @@ func TestSuggest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			res := e.Evaluate(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome, Policy: BuiltinPolicy()})
+			res := e.Evaluate(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()})
 			var got []string
 			for _, s := range res.Segments {
 				got = append(got, e.Suggest(s))
@@ -62,7 +65,7 @@ func TestSuggest(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			for _, p := range got {
 				if p != "" {
-					assert.NoError(t, ValidatePattern(p))
+					assert.NoError(t, pattern.ValidatePattern(p))
 				}
 			}
 		})
@@ -82,14 +85,14 @@ func TestSuggestMatches(t *testing.T) {
 		{"mkdir -p out", "mkdir x", "rmdir x"},
 	} {
 		t.Run(tt.first, func(t *testing.T) {
-			base := Request{Cwd: testWorkspace, Home: testHome, Policy: BuiltinPolicy()}
+			base := Request{Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()}
 			req := base
 			req.Command = tt.first
 			res := e.Evaluate(req)
 			require.Len(t, res.Segments, 1)
 			p := e.Suggest(res.Segments[0])
 			require.NotEmpty(t, p)
-			base.Allow = NewMatcher([]Entry{{Pattern: p}}, nil)
+			base.Allow = pattern.NewMatcher([]pattern.Entry{{Pattern: p}}, nil)
 			for cmd, want := range map[string]bool{tt.again: true, tt.other: false} {
 				req := base
 				req.Command = cmd

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/policy"
 )
 
 // realHub runs a hub daemon in-process on a fresh socket.
@@ -39,7 +39,7 @@ func startRealHub(t *testing.T) *realHub {
 	h := &realHub{srv: srv, socket: srv.Socket(), done: make(chan error, 1), cancel: cancel}
 	go func() { h.done <- srv.Serve(ctx) }()
 	t.Cleanup(h.stop)
-	c, _, _, err := policy.Load(cfg)
+	c, _, _, err := config.Load(cfg)
 	require.NoError(t, err)
 	h.token = c.Socket.Token
 	return h

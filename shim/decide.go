@@ -11,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/interp"
+	"github.com/execgate/execgate/pattern"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 )
@@ -42,11 +44,11 @@ func defaultSettings() settings {
 }
 
 // loadConfig reads the configuration. Whatever goes wrong, the result is
-// usable and never looser than the built-in defaults (policy.Load sees to
+// usable and never looser than the built-in defaults (config.Load sees to
 // that); the problem goes to the audit log.
-func (s *session) loadConfig() (cfg *policy.Config, path string, set settings) {
-	path = policy.ConfigPath("", s.getenv)
-	cfg, _, warnings, err := policy.Load(path)
+func (s *session) loadConfig() (cfg *config.Config, path string, set settings) {
+	path = config.ConfigPath("", s.getenv)
+	cfg, _, warnings, err := config.Load(path)
 	if err != nil {
 		s.warnf("%v", err)
 	}
@@ -146,11 +148,11 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 }
 
 // fallbackAllows applies askFallback when nobody answered.
-func fallbackAllows(p policy.Policy, res policy.Result) bool {
+func fallbackAllows(p config.Policy, res policy.Result) bool {
 	switch p.AskFallback {
-	case policy.SecurityFull:
+	case config.SecurityFull:
 		return true
-	case policy.SecurityAllowlist:
+	case config.SecurityAllowlist:
 		return res.Satisfied()
 	}
 	return false
@@ -164,7 +166,7 @@ func denyReason(req policy.Request, res policy.Result) string {
 			return fmt.Sprintf("matches denylist pattern %q", seg.Denylist)
 		}
 	}
-	if req.Policy.Security == policy.SecurityDeny {
+	if req.Policy.Security == config.SecurityDeny {
 		return fmt.Sprintf("security=deny for agent %s", req.Agent)
 	}
 	reason := notCovered(res)
@@ -174,7 +176,7 @@ func denyReason(req policy.Request, res policy.Result) string {
 			reason += fmt.Sprintf(" (and %d more)", n)
 		}
 	}
-	if req.Policy.Ask == policy.AskOff && req.Policy.Security != policy.SecurityFull {
+	if req.Policy.Ask == config.AskOff && req.Policy.Security != config.SecurityFull {
 		reason += " (ask=off)"
 	}
 	return oneLine(reason)
@@ -243,11 +245,11 @@ func (s *session) allowAlways(ctx context.Context, req policy.Request, configPat
 	var added []string
 	uctx, cancel := context.WithTimeout(ctx, persistWait)
 	defer cancel()
-	store := policy.Store{Path: configPath}
-	_, err := store.Update(uctx, "", func(d *policy.Document) error {
+	store := config.Store{Path: configPath}
+	_, err := store.Update(uctx, "", func(d *config.Document) error {
 		added = added[:0]
 		for _, p := range patterns {
-			e := policy.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
+			e := pattern.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
 				LastUsedCommand: truncateUTF8(req.Command, 1000), LastResolvedPath: resolvedPath(p)}
 			if d.AddAllowlist(agent, e) {
 				added = append(added, p)
@@ -266,7 +268,7 @@ func (s *session) allowAlways(ctx context.Context, req policy.Request, configPat
 // this command through. The returned channel closes when that is done; it
 // never takes longer than touchWait for the lock, and a busy or broken
 // configuration only costs a warning.
-func (s *session) touchAllowlist(cfg *policy.Config, agent, configPath string, res policy.Result) <-chan struct{} {
+func (s *session) touchAllowlist(cfg *config.Config, agent, configPath string, res policy.Result) <-chan struct{} {
 	done := make(chan struct{})
 	type use struct{ pattern, command, path string }
 	var uses []use
@@ -285,8 +287,8 @@ func (s *session) touchAllowlist(cfg *policy.Config, agent, configPath string, r
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), touchWait)
 		defer cancel()
-		store := policy.Store{Path: configPath}
-		_, err := store.Update(ctx, "", func(d *policy.Document) error {
+		store := config.Store{Path: configPath}
+		_, err := store.Update(ctx, "", func(d *config.Document) error {
 			for _, u := range uses {
 				d.Touch(agent, u.pattern, u.command, u.path, now)
 			}

@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/policy"
 )
 
 // hubWait bounds each exchange with the hub that a command waits on before
@@ -17,7 +17,7 @@ const hubWait = 500 * time.Millisecond
 
 // connectHub connects to the hub when one runs, or returns nil. With no
 // hub the socket file is absent and this costs one stat.
-func (s *session) connectHub(ctx context.Context, cfg *policy.Config) *hub.Client {
+func (s *session) connectHub(ctx context.Context, cfg *config.Config) *hub.Client {
 	path, err := hub.SocketPath(cfg, s.getenv)
 	if err != nil {
 		s.warnf("hub: %v", err)
@@ -39,24 +39,24 @@ func (s *session) connectHub(ctx context.Context, cfg *policy.Config) *hub.Clien
 }
 
 // hubOverride reads the session override an approver set for agent.
-func (s *session) hubOverride(ctx context.Context, agent string) policy.Override {
+func (s *session) hubOverride(ctx context.Context, agent string) config.Override {
 	if s.hub == nil {
-		return policy.Override{}
+		return config.Override{}
 	}
 	sctx, cancel := context.WithTimeout(ctx, hubWait)
 	defer cancel()
 	o, err := s.hub.Session(sctx, agent)
 	if err != nil {
 		s.warnf("hub: session override: %v", err)
-		return policy.Override{}
+		return config.Override{}
 	}
 	if o.Elevated {
-		return policy.Elevated
+		return config.Elevated
 	}
-	return policy.Override{
-		Security:    policy.Security(o.Security),
-		Ask:         policy.Ask(o.Ask),
-		AskFallback: policy.Security(o.AskFallback),
+	return config.Override{
+		Security:    config.Security(o.Security),
+		Ask:         config.Ask(o.Ask),
+		AskFallback: config.Security(o.AskFallback),
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 )
@@ -425,7 +426,7 @@ func (s *session) interactive(ctx context.Context, run interp.Options, req polic
 	// names, which needs review as any program the check cannot read.
 	res := policy.Result{Command: s.program, Agent: req.Agent, Risk: policy.Safe, Decision: policy.Allow,
 		Reasons: []string{"an interactive shell whose command lines execgate judges one by one"}}
-	if req.Policy.Security == policy.SecurityDeny {
+	if req.Policy.Security == config.SecurityDeny {
 		res.Decision = policy.Deny
 	}
 	if plan.rcfile != "" {

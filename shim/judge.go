@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 )
@@ -92,7 +93,7 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	s.via = o.Via
 
 	cfg, configPath, _ := s.loadConfig()
-	agent := policy.DetectAgent(o.Agent, s.getenv, s.o.Environ)
+	agent := config.DetectAgent(o.Agent, s.getenv, s.o.Environ)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.hub = s.connectHub(ctx, cfg)
 	if s.hub != nil {
@@ -164,7 +165,7 @@ func Refuse(o JudgeOptions, risk, reason string) Judgement {
 	j := Judgement{Risk: risk, DecidedBy: ByPolicy, ID: newID(), Reasons: []string{reason},
 		Message: "execgate: denied: " + oneLine(reason)}
 	s.record(Event{
-		Event: EventDenied, ID: j.ID, Pid: os.Getpid(), Agent: policy.DetectAgent(o.Agent, s.getenv, s.o.Environ),
+		Event: EventDenied, ID: j.ID, Pid: os.Getpid(), Agent: config.DetectAgent(o.Agent, s.getenv, s.o.Environ),
 		Cwd: cwd, Command: o.Command, Via: o.Via, Source: o.Source, Risk: j.Risk, Reasons: j.Reasons,
 		Decision: string(policy.Deny), DecidedBy: j.DecidedBy, Message: j.Message,
 	})

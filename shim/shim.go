@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
@@ -186,7 +187,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	if err != nil {
 		s.warnf("current directory: %v", err)
 	}
-	agent := policy.DetectAgent("", s.getenv, s.o.Environ)
+	agent := config.DetectAgent("", s.getenv, s.o.Environ)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	s.hub = s.connectHub(ctx, cfg)
@@ -211,7 +212,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// An envelope runs as the agent wrote it, with bash: its plumbing is
 	// trusted only in the shape it was recognised in, which the engine
 	// would break into separately judged commands.
-	engine := set.engine == policy.EngineInterp && inspected && s.envelope == nil
+	engine := set.engine == config.EngineInterp && inspected && s.envelope == nil
 	judgedWhole := res.Decision == policy.Allow // bash may run it as it is
 	if engine {
 		if why := s.engineUnsupported(); len(why) > 0 {
@@ -221,7 +222,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 				res = addReason(req.Policy, res, "the interp engine cannot run this as bash would: "+w)
 			}
 			engine = false
-		} else if res.Decision != policy.Allow && req.Policy.Security != policy.SecurityDeny && req.Policy.Ask != policy.AskAlways {
+		} else if res.Decision != policy.Allow && req.Policy.Security != config.SecurityDeny && req.Policy.Ask != config.AskAlways {
 			res.Decision = policy.Allow
 			res.Reasons = append([]string{"each command is judged as it runs (interp engine)"}, res.Reasons...)
 		}
@@ -312,7 +313,7 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 // which relays signals itself), and it is neither an interactive shell nor
 // a builtin the shim answers itself.
 func (s *session) runsChild(set settings, terminals bool) bool {
-	if set.engine == policy.EngineInterp || set.maxBytes == 0 || terminals || s.startsInteractive() {
+	if set.engine == config.EngineInterp || set.maxBytes == 0 || terminals || s.startsInteractive() {
 		return false
 	}
 	_, builtin := doNothing[strings.TrimSpace(s.cl.Command)]
@@ -331,9 +332,9 @@ func (s *session) signalRelay() *interp.Relay {
 // sessionPolicy applies the temporary overrides to the configured policy:
 // the hub's, set by an approver, may loosen it; the agent's environment
 // can only tighten it.
-func (s *session) sessionPolicy(ctx context.Context, agent string, p policy.Policy) policy.Policy {
+func (s *session) sessionPolicy(ctx context.Context, agent string, p config.Policy) config.Policy {
 	p = p.Loosened(s.hubOverride(ctx, agent))
-	env, warnings := policy.EnvOverride(s.getenv)
+	env, warnings := config.EnvOverride(s.getenv)
 	for _, w := range warnings {
 		s.warnf("%s", w)
 	}
@@ -566,7 +567,7 @@ func uninspected(req policy.Request, problem string) policy.Result {
 }
 
 // addReason adds a needs-review reason found outside the program.
-func addReason(p policy.Policy, res policy.Result, reason string) policy.Result {
+func addReason(p config.Policy, res policy.Result, reason string) policy.Result {
 	res.Reasons = append(res.Reasons, reason)
 	res.Risk = res.Risk.Max(policy.NeedsReview)
 	res.Opaque = true // what runs is not all in the program

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 )
@@ -67,7 +68,7 @@ type checker struct {
 // defaults, never by something looser.
 func newChecker(g *globals, cwd string) (*checker, error) {
 	path := configPath(g)
-	cfg, _, warnings, err := policy.Load(path)
+	cfg, _, warnings, err := config.Load(path)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "execgate: %v\n", err)
 	}
@@ -86,7 +87,7 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 	if cwd, err = filepath.Abs(cwd); err != nil {
 		return nil, fmt.Errorf("--cwd: %w", err)
 	}
-	agent := policy.DetectAgent(g.agent, g.getenv, os.Environ())
+	agent := config.DetectAgent(g.agent, g.getenv, os.Environ())
 	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path)),
 		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv)}, nil
 }
@@ -308,7 +309,7 @@ func riskColor(r policy.Risk) string {
 
 // writeExplanation prints the verdict for a person: the decision, the
 // policy it came from, then every segment with its reasons.
-func writeExplanation(w io.Writer, r policy.Result, p policy.Policy, color bool) {
+func writeExplanation(w io.Writer, r policy.Result, p config.Policy, color bool) {
 	paint := func(s string, risk policy.Risk) string {
 		if !color {
 			return s

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -24,7 +25,7 @@ func FuzzCheckJSONL(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	c := &checker{engine: engine, base: policy.NewRequest(&policy.Config{Version: 1}, "test", "/home/agent/project", "/home/agent", nil)}
+	c := &checker{engine: engine, base: policy.NewRequest(&config.Config{Version: 1}, "test", "/home/agent/project", "/home/agent", nil)}
 	f.Fuzz(func(t *testing.T, input string, max uint8) {
 		var out bytes.Buffer
 		err := checkLinesUpTo(c, strings.NewReader(input), &out, io.Discard, int(max))

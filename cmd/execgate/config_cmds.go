@@ -16,7 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
 )
 
 // lockWait bounds how long an edit waits for another writer.
@@ -39,30 +40,30 @@ func configCommands(g *globals) []*cobra.Command {
 // listKind describes the two pattern lists for the allow and deny commands.
 type listKind struct {
 	name, done, already, short string
-	add                        func(d *policy.Document, agent string, e policy.Entry) bool
+	add                        func(d *config.Document, agent string, e pattern.Entry) bool
 }
 
 var (
 	listAllow = listKind{
 		name: "allow", done: "allowed", already: "already allowed",
 		short: "Add a pattern to an agent's allowlist (default agent *)",
-		add:   (*policy.Document).AddAllowlist,
+		add:   (*config.Document).AddAllowlist,
 	}
 	listDeny = listKind{
 		name: "deny", done: "denied", already: "already denied",
 		short: "Add a pattern to an agent's denylist (default agent *)",
-		add:   (*policy.Document).AddDenylist,
+		add:   (*config.Document).AddDenylist,
 	}
 )
 
-func configPath(g *globals) string { return policy.ConfigPath(g.config, g.getenv) }
+func configPath(g *globals) string { return config.ConfigPath(g.config, g.getenv) }
 
 // loadForRead loads the configuration for a command that only reads it,
 // printing its warnings; bad reports a file that could not be used, whose
 // error has been printed too.
-func loadForRead(g *globals) (cfg *policy.Config, path string, bad bool) {
+func loadForRead(g *globals) (cfg *config.Config, path string, bad bool) {
 	path = configPath(g)
-	cfg, _, warnings, err := policy.Load(path)
+	cfg, _, warnings, err := config.Load(path)
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "execgate: warning: %s: %s\n", path, w)
 	}
@@ -75,12 +76,12 @@ func loadForRead(g *globals) (cfg *policy.Config, path string, bad bool) {
 
 // update runs one locked edit of the configuration file. When the file was
 // damaged, Update has set it aside and started a new one: say so.
-func update(ctx context.Context, g *globals, edit func(*policy.Document) error) error {
+func update(ctx context.Context, g *globals, edit func(*config.Document) error) error {
 	path := configPath(g)
-	_, _, _, loadErr := policy.Load(path)
+	_, _, _, loadErr := config.Load(path)
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
-	store := &policy.Store{Path: path}
+	store := &config.Store{Path: path}
 	if _, err := store.Update(ctx, "", edit); err != nil {
 		return err
 	}
@@ -115,28 +116,28 @@ func newListEditCmd(g *globals, k listKind) *cobra.Command {
 		Short: k.short,
 		Args:  onePattern(k.name),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pattern := args[0]
-			if err := policy.ValidatePattern(pattern); err != nil {
-				return usagef("invalid pattern %s: %v", strconv.Quote(pattern), err)
+			pat := args[0]
+			if err := pattern.ValidatePattern(pat); err != nil {
+				return usagef("invalid pattern %s: %v", strconv.Quote(pat), err)
 			}
 			agent := g.agent
 			if agent == "" {
-				agent = policy.WildcardAgent
+				agent = config.WildcardAgent
 			}
-			err := update(cmd.Context(), g, func(d *policy.Document) error {
-				if !k.add(d, agent, policy.Entry{Pattern: pattern, Source: "cli"}) {
+			err := update(cmd.Context(), g, func(d *config.Document) error {
+				if !k.add(d, agent, pattern.Entry{Pattern: pat, Source: "cli"}) {
 					return errNoChange
 				}
 				return nil
 			})
 			switch {
 			case errors.Is(err, errNoChange):
-				fmt.Fprintf(g.stdout, "%s: %s for agent %s\n", k.already, strconv.Quote(pattern), agent)
+				fmt.Fprintf(g.stdout, "%s: %s for agent %s\n", k.already, strconv.Quote(pat), agent)
 				return nil
 			case err != nil:
 				return err
 			}
-			fmt.Fprintf(g.stdout, "%s %s for agent %s\n", k.done, strconv.Quote(pattern), agent)
+			fmt.Fprintf(g.stdout, "%s %s for agent %s\n", k.done, strconv.Quote(pat), agent)
 			return nil
 		},
 	}
@@ -151,7 +152,7 @@ func newListEditCmd(g *globals, k listKind) *cobra.Command {
 type listRow struct {
 	Agent string `json:"agent"`
 	List  string `json:"list"`
-	policy.Entry
+	pattern.Entry
 }
 
 func newAllowlistCmd(g *globals) *cobra.Command {
@@ -183,7 +184,7 @@ func newAllowlistCmd(g *globals) *cobra.Command {
 
 // agentNames returns the agents a list command covers: the --agent one, or
 // all of them.
-func agentNames(g *globals, cfg *policy.Config) []string {
+func agentNames(g *globals, cfg *config.Config) []string {
 	if g.agent != "" {
 		return []string{g.agent}
 	}
@@ -279,7 +280,7 @@ func removeEntries(ctx context.Context, g *globals, target string) error {
 		return errors.New("not removing anything from a damaged file; fix it first")
 	}
 	var lines []string
-	err := update(ctx, g, func(d *policy.Document) error {
+	err := update(ctx, g, func(d *config.Document) error {
 		cfg, err := d.Config()
 		if err != nil {
 			return err
@@ -290,7 +291,7 @@ func removeEntries(ctx context.Context, g *globals, target string) error {
 			shown := 0
 			for _, l := range []struct {
 				list    string
-				entries []policy.Entry
+				entries []pattern.Entry
 			}{{"allowlist", a.Allowlist}, {"denylist", a.Denylist}} {
 				for _, e := range l.entries {
 					if e.Pattern == target || e.ID == target {
@@ -330,34 +331,34 @@ func removeEntries(ctx context.Context, g *globals, target string) error {
 // fieldViews shows each policy field, and tells whether a level sets it.
 var fieldViews = [...]struct {
 	key   string
-	level func(policy.PolicyFields) (string, bool)
-	value func(policy.Policy) string
+	level func(config.PolicyFields) (string, bool)
+	value func(config.Policy) string
 }{
 	{"security",
-		func(f policy.PolicyFields) (string, bool) { return string(f.Security), f.Security != "" },
-		func(p policy.Policy) string { return string(p.Security) }},
+		func(f config.PolicyFields) (string, bool) { return string(f.Security), f.Security != "" },
+		func(p config.Policy) string { return string(p.Security) }},
 	{"ask",
-		func(f policy.PolicyFields) (string, bool) { return string(f.Ask), f.Ask != "" },
-		func(p policy.Policy) string { return string(p.Ask) }},
+		func(f config.PolicyFields) (string, bool) { return string(f.Ask), f.Ask != "" },
+		func(p config.Policy) string { return string(p.Ask) }},
 	{"askFallback",
-		func(f policy.PolicyFields) (string, bool) { return string(f.AskFallback), f.AskFallback != "" },
-		func(p policy.Policy) string { return string(p.AskFallback) }},
+		func(f config.PolicyFields) (string, bool) { return string(f.AskFallback), f.AskFallback != "" },
+		func(p config.Policy) string { return string(p.AskFallback) }},
 	{"timeoutMs",
-		func(f policy.PolicyFields) (string, bool) {
+		func(f config.PolicyFields) (string, bool) {
 			if f.TimeoutMs == nil {
 				return "", false
 			}
 			return strconv.Itoa(*f.TimeoutMs), true
 		},
-		func(p policy.Policy) string { return strconv.Itoa(p.TimeoutMs) }},
+		func(p config.Policy) string { return strconv.Itoa(p.TimeoutMs) }},
 	{"autoAllowSafe",
-		func(f policy.PolicyFields) (string, bool) {
+		func(f config.PolicyFields) (string, bool) {
 			if f.AutoAllowSafe == nil {
 				return "", false
 			}
 			return strconv.FormatBool(*f.AutoAllowSafe), true
 		},
-		func(p policy.Policy) string { return strconv.FormatBool(p.AutoAllowSafe) }},
+		func(p config.Policy) string { return strconv.FormatBool(p.AutoAllowSafe) }},
 }
 
 func fieldKeys() string {
@@ -414,7 +415,7 @@ func newPolicyCmd(g *globals) *cobra.Command {
 type policyView struct {
 	Agent   string            `json:"agent"`
 	Config  string            `json:"config"`
-	Policy  policy.Policy     `json:"policy"`
+	Policy  config.Policy     `json:"policy"`
 	Sources map[string]string `json:"sources"`
 }
 
@@ -428,18 +429,18 @@ const (
 
 func policyGet(g *globals, asJSON bool) error {
 	cfg, path, bad := loadForRead(g)
-	agent := policy.DetectAgent(g.agent, g.getenv, os.Environ())
+	agent := config.DetectAgent(g.agent, g.getenv, os.Environ())
 	view := policyView{Agent: agent, Config: path, Policy: cfg.Resolve(agent).Policy, Sources: map[string]string{}}
 
 	type level struct {
 		name   string
-		fields policy.PolicyFields
+		fields config.PolicyFields
 	}
 	var levels []level
-	if a, ok := cfg.Agents[agent]; ok && agent != policy.WildcardAgent {
+	if a, ok := cfg.Agents[agent]; ok && agent != config.WildcardAgent {
 		levels = append(levels, level{fromAgent, a.PolicyFields})
 	}
-	if a, ok := cfg.Agents[policy.WildcardAgent]; ok {
+	if a, ok := cfg.Agents[config.WildcardAgent]; ok {
 		levels = append(levels, level{fromWildcard, a.PolicyFields})
 	}
 	levels = append(levels, level{fromDefaults, cfg.Defaults})
@@ -478,7 +479,7 @@ func policyGet(g *globals, asJSON bool) error {
 func policySet(ctx context.Context, g *globals, args []string) error {
 	type change struct{ key, value string }
 	var changes []change
-	var scratch policy.Document
+	var scratch config.Document
 	for _, a := range args {
 		key, value, ok := strings.Cut(a, "=")
 		if !ok || key == "" {
@@ -499,10 +500,10 @@ func policySet(ctx context.Context, g *globals, args []string) error {
 		where = "agent " + g.agent
 	}
 	// fields returns the level being edited, as the file stands.
-	fields := func(d *policy.Document) (policy.PolicyFields, error) {
+	fields := func(d *config.Document) (config.PolicyFields, error) {
 		cfg, err := d.Config()
 		if err != nil {
-			return policy.PolicyFields{}, err
+			return config.PolicyFields{}, err
 		}
 		if g.agent == "" {
 			return cfg.Defaults, nil
@@ -510,7 +511,7 @@ func policySet(ctx context.Context, g *globals, args []string) error {
 		return cfg.Agents[g.agent].PolicyFields, nil
 	}
 	var lines []string
-	err := update(ctx, g, func(d *policy.Document) error {
+	err := update(ctx, g, func(d *config.Document) error {
 		before, err := fields(d)
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/config"
 )
 
 // cfgEnv pins the environment the config commands read, so that the
@@ -36,9 +36,9 @@ func cfgRun(t *testing.T, path string, args ...string) (code int, stdout, stderr
 
 func cfgPath(t *testing.T) string { return filepath.Join(t.TempDir(), "exec-approvals.json") }
 
-func loadCfg(t *testing.T, path string) *policy.Config {
+func loadCfg(t *testing.T, path string) *config.Config {
 	t.Helper()
-	cfg, _, warnings, err := policy.Load(path)
+	cfg, _, warnings, err := config.Load(path)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
 	return cfg
@@ -205,13 +205,13 @@ $`, out)
 	var view struct {
 		Agent   string            `json:"agent"`
 		Config  string            `json:"config"`
-		Policy  policy.Policy     `json:"policy"`
+		Policy  config.Policy     `json:"policy"`
 		Sources map[string]string `json:"sources"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &view))
 	assert.Equal(t, "codex", view.Agent)
 	assert.Equal(t, path, view.Config)
-	assert.Equal(t, policy.Policy{Security: "deny", Ask: "always", AskFallback: "deny", TimeoutMs: 60000, AutoAllowSafe: true}, view.Policy)
+	assert.Equal(t, config.Policy{Security: "deny", Ask: "always", AskFallback: "deny", TimeoutMs: 60000, AutoAllowSafe: true}, view.Policy)
 	assert.Equal(t, map[string]string{"security": "defaults", "ask": "*", "askFallback": "built-in",
 		"timeoutMs": "built-in", "autoAllowSafe": "built-in"}, view.Sources)
 }
@@ -240,7 +240,7 @@ func TestCLIPolicySet(t *testing.T) {
 	assert.Equal(t, "defaults: ask = off (was always)\n", out)
 
 	cfg := loadCfg(t, path)
-	assert.Equal(t, policy.Policy{Security: "deny", Ask: "off", AskFallback: "allowlist", TimeoutMs: 30000, AutoAllowSafe: false},
+	assert.Equal(t, config.Policy{Security: "deny", Ask: "off", AskFallback: "allowlist", TimeoutMs: 30000, AutoAllowSafe: false},
 		cfg.Resolve("codex").Policy)
 
 	before, err := os.ReadFile(path)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/vectors"
 	"github.com/execgate/execgate/policy"
@@ -176,7 +177,7 @@ func TestHubEnvelopeShowsPayload(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, w.work+"\n", string(cwd))
 
-	cfg, _, _, err := policy.Load(w.config)
+	cfg, _, _, err := config.Load(w.config)
 	require.NoError(t, err)
 	var patterns []string
 	for _, e := range cfg.Resolve("test-agent").Allowlist {

@@ -99,7 +99,7 @@ type hookAnswer struct {
 type hookAgent struct {
 	name    string   // the argument: claude, codex, gemini
 	via     string   // shown to approvers and logged: "Claude Code"
-	agent   string   // the policy's agent id, as policy.DetectAgent names it
+	agent   string   // the policy's agent id, as config.DetectAgent names it
 	event   string   // hook_event_name of the pre-tool hook
 	tools   []string // tool names that run shell commands
 	dirKeys []string // tool_input keys naming the directory the command runs in, relative to cwd

@@ -21,8 +21,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/execgate/execgate/approve"
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 )
 
@@ -61,7 +61,7 @@ func noArgs(use string) cobra.PositionalArgs {
 // token on its first start.
 func hubTarget(g *globals) (socket, token string, err error) {
 	path := configPath(g)
-	cfg, _, _, err := policy.Load(path)
+	cfg, _, _, err := config.Load(path)
 	if err != nil {
 		return "", "", err
 	}
@@ -152,7 +152,7 @@ func runHub(ctx context.Context, g *globals) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	path := configPath(g)
-	cfg, _, warnings, err := policy.Load(path)
+	cfg, _, warnings, err := config.Load(path)
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "execgate: warning: %s: %s\n", path, w)
 	}
@@ -667,11 +667,11 @@ type sessionKey struct {
 }
 
 var sessionKeys = []sessionKey{
-	{"security", "deny, allowlist or full", func(v string) bool { return policy.Security(v).Valid() },
+	{"security", "deny, allowlist or full", func(v string) bool { return config.Security(v).Valid() },
 		func(o *hub.SessionOverride, v string) { o.Security = v }},
-	{"ask", "off, on-miss or always", func(v string) bool { return policy.Ask(v).Valid() },
+	{"ask", "off, on-miss or always", func(v string) bool { return config.Ask(v).Valid() },
 		func(o *hub.SessionOverride, v string) { o.Ask = v }},
-	{"askFallback", "deny, allowlist or full", func(v string) bool { return policy.Security(v).Valid() },
+	{"askFallback", "deny, allowlist or full", func(v string) bool { return config.Security(v).Valid() },
 		func(o *hub.SessionOverride, v string) { o.AskFallback = v }},
 }
 

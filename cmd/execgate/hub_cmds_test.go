@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/policy"
 )
 
 // hubCLIEnv is one isolated world for the hub commands: a configuration
@@ -85,7 +85,7 @@ func (e *hubCLIEnv) startHub(t *testing.T) (stop func()) {
 // dial connects to the test's hub in role.
 func (e *hubCLIEnv) dial(t *testing.T, role hub.Role, name string) *hub.Client {
 	t.Helper()
-	cfg, _, _, err := policy.Load(e.config)
+	cfg, _, _, err := config.Load(e.config)
 	require.NoError(t, err)
 	require.NotEmpty(t, cfg.Socket.Token, "the hub created the token")
 	c, err := hub.Dial(context.Background(), hub.DialOptions{Socket: e.socket, Token: cfg.Socket.Token, Role: role, Name: name})

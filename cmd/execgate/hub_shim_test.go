@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/policy"
 )
 
 // These tests run a real hub process (`execgate hub`) and real shims,
@@ -93,7 +93,7 @@ func (w *hubWorld) start(t *testing.T) {
 // dial connects with the token the hub keeps in the configuration.
 func (w *hubWorld) dial(t *testing.T, role hub.Role) (*hub.Client, error) {
 	t.Helper()
-	cfg, _, _, err := policy.Load(w.config)
+	cfg, _, _, err := config.Load(w.config)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func TestHubAllowAlwaysPersists(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, wait(t, done).status)
 
-	cfg, _, _, err := policy.Load(w.config)
+	cfg, _, _, err := config.Load(w.config)
 	require.NoError(t, err)
 	var patterns []string
 	for _, e := range cfg.Resolve("test-agent").Allowlist {

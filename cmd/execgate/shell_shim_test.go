@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/shim"
 )
@@ -412,7 +413,7 @@ func TestShimAllowlistTouch(t *testing.T) {
 	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir -p made"), "")
 	require.Equal(t, 0, o.status, o.stderr)
 	assert.DirExists(t, filepath.Join(e.work, "made"))
-	cfg, _, _, err := policy.Load(e.config)
+	cfg, _, _, err := config.Load(e.config)
 	require.NoError(t, err)
 	list := cfg.Agents["test-agent"].Allowlist
 	require.Len(t, list, 1)
@@ -636,7 +637,7 @@ func TestShimPrompt(t *testing.T) {
 		e := newShimEnv(t, "")
 		o, _ := ptyRun(t, e, "a", "bash", "-c", "mkdir -p d2 && touch f1")
 		require.Equal(t, 0, o.status, o.stderr)
-		cfg, _, _, err := policy.Load(e.config)
+		cfg, _, _, err := config.Load(e.config)
 		require.NoError(t, err)
 		var patterns []string
 		for _, en := range cfg.Agents["test-agent"].Allowlist {

@@ -1,4 +1,4 @@
-package policy
+package config
 
 import (
 	"encoding/base64"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 func docFrom(t *testing.T, raw string) *Document {
@@ -31,19 +33,19 @@ func docConfig(t *testing.T, d *Document) *Config {
 
 func TestDocumentAddEntries(t *testing.T) {
 	d := newDocument()
-	assert.True(t, d.AddAllowlist("", Entry{Pattern: "git **", Source: "cli"}), `"" means "*" for lists`)
-	assert.False(t, d.AddAllowlist("*", Entry{Pattern: "git **"}), "duplicate")
-	assert.True(t, d.AddAllowlist("claude-code", Entry{Pattern: "git **"}), "other agent")
-	assert.True(t, d.AddDenylist("*", Entry{Pattern: "git **", ID: "myid"}), "the denylist is separate")
-	assert.False(t, d.AddDenylist("*", Entry{Pattern: "git **"}))
-	assert.False(t, d.AddAllowlist("*", Entry{Pattern: "  "}), "invalid pattern")
+	assert.True(t, d.AddAllowlist("", pattern.Entry{Pattern: "git **", Source: "cli"}), `"" means "*" for lists`)
+	assert.False(t, d.AddAllowlist("*", pattern.Entry{Pattern: "git **"}), "duplicate")
+	assert.True(t, d.AddAllowlist("claude-code", pattern.Entry{Pattern: "git **"}), "other agent")
+	assert.True(t, d.AddDenylist("*", pattern.Entry{Pattern: "git **", ID: "myid"}), "the denylist is separate")
+	assert.False(t, d.AddDenylist("*", pattern.Entry{Pattern: "git **"}))
+	assert.False(t, d.AddAllowlist("*", pattern.Entry{Pattern: "  "}), "invalid pattern")
 
 	cfg := docConfig(t, d)
 	star := cfg.Agents["*"]
 	require.Len(t, star.Allowlist, 1)
 	assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{12}$`), star.Allowlist[0].ID)
 	assert.Equal(t, "cli", star.Allowlist[0].Source)
-	assert.Equal(t, []Entry{{Pattern: "git **", ID: "myid"}}, star.Denylist)
+	assert.Equal(t, []pattern.Entry{{Pattern: "git **", ID: "myid"}}, star.Denylist)
 	assert.NotEqual(t, star.Allowlist[0].ID, cfg.Agents["claude-code"].Allowlist[0].ID)
 }
 
@@ -115,7 +117,7 @@ func TestDocumentWrongShapes(t *testing.T) {
 	d := docFrom(t, `{"defaults": 1, "agents": {"a": "x", "b": {"allowlist": {}}}, "socket": []}`)
 	assert.Error(t, d.SetPolicyField("", "ask", "off"))
 	assert.Error(t, d.SetPolicyField("a", "ask", "off"))
-	assert.False(t, d.AddAllowlist("b", Entry{Pattern: "ls"}))
+	assert.False(t, d.AddAllowlist("b", pattern.Entry{Pattern: "ls"}))
 	assert.Equal(t, 0, d.RemoveEntry("b", "ls"))
 	assert.False(t, d.Touch("a", "ls", "ls", "", time.Now()))
 	_, err := d.EnsureToken()
@@ -146,7 +148,7 @@ func TestDocumentTouch(t *testing.T) {
 	assert.False(t, d.Touch("claude-code", "make **", "make", "", at))
 
 	cfg := docConfig(t, d)
-	assert.Equal(t, Entry{Pattern: "npm **", LastUsedAt: 1763000000456, LastUsedCommand: "npm test", LastResolvedPath: "/usr/bin/npm"},
+	assert.Equal(t, pattern.Entry{Pattern: "npm **", LastUsedAt: 1763000000456, LastUsedCommand: "npm test", LastResolvedPath: "/usr/bin/npm"},
 		cfg.Agents["claude-code"].Allowlist[0])
 	git := cfg.Agents["*"].Allowlist[0]
 	assert.Equal(t, "git", git.LastUsedCommand)

@@ -1,4 +1,4 @@
-package policy
+package config
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/adrg/xdg"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // Environment variables that choose the configuration file.
@@ -568,7 +570,7 @@ func (p *parser) parseAgents(v any) map[string]AgentConfig {
 // parseList reads an allowlist or denylist. Dropping an allowlist entry only
 // narrows the policy; dropping a denylist entry would widen it, so it also
 // turns the agent's (or, for "*", everyone's) security to "deny".
-func (p *parser) parseList(agent, path string, v any, deny bool) []Entry {
+func (p *parser) parseList(agent, path string, v any, deny bool) []pattern.Entry {
 	if v == nil {
 		return nil
 	}
@@ -585,7 +587,7 @@ func (p *parser) parseList(agent, path string, v any, deny bool) []Entry {
 		p.warnf(path, "want an array, got %s; %s", describe(v), consequence("list ignored"))
 		return nil
 	}
-	var out []Entry
+	var out []pattern.Entry
 	for i, it := range items {
 		ipath := fmt.Sprintf("%s[%d]", path, i)
 		m, ok := it.(map[string]any)
@@ -603,11 +605,11 @@ func (p *parser) parseList(agent, path string, v any, deny bool) []Entry {
 			p.warnf(ipath+".pattern", "want a string, got %s; %s", describe(rawPat), consequence("entry dropped"))
 			continue
 		}
-		if err := ValidatePattern(pat); err != nil {
+		if err := pattern.ValidatePattern(pat); err != nil {
 			p.warnf(ipath+".pattern", "%v; %s", err, consequence("entry dropped"))
 			continue
 		}
-		e := Entry{
+		e := pattern.Entry{
 			Pattern:          pat,
 			ID:               p.stringField(ipath, m, "id"),
 			Source:           p.stringField(ipath, m, "source"),

@@ -1,4 +1,4 @@
-package policy
+package config
 
 import (
 	"crypto/rand"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // Document is the configuration file as Store.Update hands it to an edit: the
@@ -100,17 +102,17 @@ func (d *Document) list(agent, key string, create bool) ([]any, map[string]any, 
 // AddAllowlist adds e to agent's allowlist, giving it a random ID when it has
 // none. It reports false, changing nothing, when that agent's allowlist
 // already has the pattern or ValidatePattern rejects it.
-func (d *Document) AddAllowlist(agent string, e Entry) bool {
+func (d *Document) AddAllowlist(agent string, e pattern.Entry) bool {
 	return d.addEntry(agent, "allowlist", e)
 }
 
 // AddDenylist is AddAllowlist for the denylist.
-func (d *Document) AddDenylist(agent string, e Entry) bool {
+func (d *Document) AddDenylist(agent string, e pattern.Entry) bool {
 	return d.addEntry(agent, "denylist", e)
 }
 
-func (d *Document) addEntry(agent, key string, e Entry) bool {
-	if ValidatePattern(e.Pattern) != nil {
+func (d *Document) addEntry(agent, key string, e pattern.Entry) bool {
+	if pattern.ValidatePattern(e.Pattern) != nil {
 		return false
 	}
 	items, m, err := d.list(agent, key, true)
@@ -131,7 +133,7 @@ func (d *Document) addEntry(agent, key string, e Entry) bool {
 }
 
 // entryTree converts e to the generic form, following Entry's JSON tags.
-func entryTree(e Entry) map[string]any {
+func entryTree(e pattern.Entry) map[string]any {
 	m := map[string]any{"pattern": e.Pattern}
 	for k, v := range map[string]string{
 		"id": e.ID, "source": e.Source,

@@ -1,4 +1,4 @@
-package policy
+package pattern
 
 import (
 	"errors"
@@ -10,13 +10,6 @@ import (
 
 	"github.com/gobwas/glob"
 )
-
-// Patterns are globs over a command's words. `*` matches within one word,
-// `**` (as a whole word) any run of words including none, and a pattern
-// without wildcards matches as a word prefix: "npm run test" matches
-// "npm run test -- -u" but not "npm run tests". A bare program name means
-// the program found on PATH; a program written with a slash matches the
-// resolved absolute path. Matching is case-sensitive.
 
 // wordSep joins argv words for matching; argv words cannot contain NUL.
 const wordSep = '\x00'
@@ -127,7 +120,7 @@ type Matcher struct {
 }
 
 // NewMatcher prepares entries for matching. Entries whose pattern does not
-// compile never match (ParseConfig already warned about them). lookPath
+// compile never match (config.ParseConfig already warned about them). lookPath
 // resolves a bare program name to an absolute path ("" when not found); it
 // may be nil, and then patterns written with a slash never match.
 func NewMatcher(entries []Entry, lookPath func(string) string) *Matcher {

@@ -1,4 +1,4 @@
-package policy
+package config
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // Environment of the writer processes TestStoreConcurrentWriters starts.
@@ -50,7 +52,7 @@ func TestStoreWriterProcess(t *testing.T) {
 	s := &Store{Path: path}
 	for j := range writerEdits {
 		_, err := s.Update(ctx, "", func(d *Document) error {
-			if !d.AddAllowlist(WildcardAgent, Entry{Pattern: writerPattern(id, j), Source: "test"}) {
+			if !d.AddAllowlist(WildcardAgent, pattern.Entry{Pattern: writerPattern(id, j), Source: "test"}) {
 				return errors.New("pattern already present")
 			}
 			return nil
@@ -132,7 +134,7 @@ func TestStoreCreatesFileAndDirectory(t *testing.T) {
 	path := filepath.Join(dir, "exec-approvals.json")
 	s := &Store{Path: path}
 	hash, err := storeUpdate(t, s, "", func(d *Document) error {
-		require.True(t, d.AddAllowlist("", Entry{Pattern: "ls <dir> > out", Source: "cli"}))
+		require.True(t, d.AddAllowlist("", pattern.Entry{Pattern: "ls <dir> > out", Source: "cli"}))
 		return nil
 	})
 	require.NoError(t, err)
@@ -187,7 +189,7 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 	s := &Store{Path: path}
 	at := time.UnixMilli(1763000000123)
 	_, err := storeUpdate(t, s, "", func(d *Document) error {
-		require.True(t, d.AddAllowlist("claude-code", Entry{Pattern: "make **"}))
+		require.True(t, d.AddAllowlist("claude-code", pattern.Entry{Pattern: "make **"}))
 		require.True(t, d.Touch("claude-code", "git **", "git status", "/usr/bin/git", at))
 		require.NoError(t, d.SetPolicyField("claude-code", "ask", "always"))
 		require.NoError(t, d.SetPolicyField("", "timeoutMs", "30000"))
@@ -243,7 +245,7 @@ func TestStoreCorruptFileKeptAside(t *testing.T) {
 	s := &Store{Path: path, Now: func() time.Time { return now }}
 
 	_, err := storeUpdate(t, s, "", func(d *Document) error {
-		require.True(t, d.AddAllowlist("", Entry{Pattern: "ls"}))
+		require.True(t, d.AddAllowlist("", pattern.Entry{Pattern: "ls"}))
 		return nil
 	})
 	require.NoError(t, err)
@@ -254,7 +256,7 @@ func TestStoreCorruptFileKeptAside(t *testing.T) {
 	cfg, _, warnings, err := Load(path)
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
-	assert.Equal(t, []Entry{{Pattern: "ls", ID: cfg.Agents["*"].Allowlist[0].ID}}, cfg.Agents["*"].Allowlist)
+	assert.Equal(t, []pattern.Entry{{Pattern: "ls", ID: cfg.Agents["*"].Allowlist[0].ID}}, cfg.Agents["*"].Allowlist)
 
 	// A second corruption in the same second gets its own copy.
 	require.NoError(t, os.WriteFile(path, []byte("not json"), 0o600))
@@ -356,11 +358,11 @@ func TestStoreNothingWrittenOnRefusal(t *testing.T) {
 	s := &Store{Path: path}
 	tests := map[string]func(d *Document) error{
 		"edit error": func(d *Document) error {
-			d.AddAllowlist("*", Entry{Pattern: "ls"})
+			d.AddAllowlist("*", pattern.Entry{Pattern: "ls"})
 			return errors.New("changed my mind")
 		},
 		"wrong shape": func(d *Document) error {
-			assert.False(t, d.AddAllowlist("claude-code", Entry{Pattern: "ls"}))
+			assert.False(t, d.AddAllowlist("claude-code", pattern.Entry{Pattern: "ls"}))
 			return nil
 		},
 		"replace with invalid": func(d *Document) error { return d.Replace([]byte(`{"version": 3}`)) },

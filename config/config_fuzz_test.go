@@ -1,10 +1,12 @@
-package policy
+package config
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // FuzzParseConfig checks that no input makes ParseConfig panic, and that a
@@ -43,7 +45,7 @@ func FuzzParseConfig(f *testing.F) {
 			agents = append(agents, name)
 			checkFields(t, "agents."+name, a.PolicyFields)
 			for _, e := range append(a.Allowlist, a.Denylist...) {
-				if err := ValidatePattern(e.Pattern); err != nil {
+				if err := pattern.ValidatePattern(e.Pattern); err != nil {
 					t.Fatalf("agent %q kept invalid pattern %q: %v", name, e.Pattern, err)
 				}
 			}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package policy
+package config
 
 // noFollow is unavailable here; the os.Lstat checks before each open remain.
 const noFollow = 0

@@ -1,4 +1,4 @@
-package policy
+package config
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/pattern"
 )
 
 // configGolden is what a test vector in testdata/config expects of
@@ -162,7 +164,7 @@ func TestLoadValid(t *testing.T) {
 	assert.Equal(t, []string{"x: unknown field; ignored"}, warnings)
 	eff := cfg.Resolve("claude-code")
 	assert.Equal(t, AskAlways, eff.Policy.Ask)
-	assert.Equal(t, []Entry{{Pattern: "git **"}}, eff.Allowlist)
+	assert.Equal(t, []pattern.Entry{{Pattern: "git **"}}, eff.Allowlist)
 }
 
 func TestLoadCorrupt(t *testing.T) {

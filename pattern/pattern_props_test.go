@@ -1,4 +1,4 @@
-package policy
+package pattern
 
 import (
 	"path/filepath"
@@ -38,19 +38,19 @@ func checkPatternProperties(t *testing.T, pattern string, argv []string) {
 	if len(argv) == 0 || strings.ContainsRune(strings.Join(argv, ""), wordSep) || relative(argv[0]) {
 		return
 	}
-	if lit := literalPattern(argv); lit != "" {
+	if lit := Literal(argv); lit != "" {
 		if ok, exact := match(lit, argv); !ok || !exact {
 			t.Fatalf("literal pattern %q does not match its argv %q exactly (ok %v, exact %v)", lit, argv, ok, exact)
 		}
 		for k := range argv {
-			if p := prefixPattern(argv, k); p != "" {
+			if p := Prefix(argv, k); p != "" {
 				if ok, _ := match(p, argv); !ok {
 					t.Fatalf("prefix pattern %q does not match its argv %q", p, argv)
 				}
 			}
 		}
 	}
-	if literalWord(argv[0]) {
+	if LiteralWord(argv[0]) {
 		if ok, _ := match(argv[0]+" **", argv); !ok {
 			t.Fatalf("%q does not match %q", argv[0]+" **", argv)
 		}
@@ -58,7 +58,7 @@ func checkPatternProperties(t *testing.T, pattern string, argv []string) {
 	if ok, _ := match("**", argv); !ok {
 		t.Fatalf(`"**" does not match %q`, argv)
 	}
-	if last := argv[len(argv)-1]; literalWord(last) {
+	if last := argv[len(argv)-1]; LiteralWord(last) {
 		if ok, _ := match("** "+last, argv); !ok {
 			t.Fatalf("%q does not match %q", "** "+last, argv)
 		}
