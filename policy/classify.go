@@ -69,7 +69,8 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
 	a.codeFiles(seg, name, words)
-	if !safe {
+	if a.r.Safe[name] == nil {
+		// Programs of the safe table have models of their own.
 		a.sensitiveArgs(seg, name, words)
 	}
 	if !safe && seg.Risk == Safe {
