@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,8 +61,10 @@ func (w *hubWorld) start(t *testing.T) {
 	w.hub = exec.Command(filepath.Join(w.dir, "execgate"), "hub")
 	w.hub.Env = w.env
 	w.hub.Dir = w.work
-	var logs strings.Builder
-	w.hub.Stdout, w.hub.Stderr = &logs, &logs
+	// The hub writes its logs from exec's copying goroutine while the test
+	// reads them: a locked buffer, not a strings.Builder.
+	logs := &lockedBuffer{}
+	w.hub.Stdout, w.hub.Stderr = logs, logs
 	require.NoError(t, w.hub.Start())
 	w.exited = make(chan struct{})
 	go func() { w.hub.Wait(); close(w.exited) }()
@@ -389,4 +392,22 @@ func TestHubSessionOverride(t *testing.T) {
 	askedAndDenied("EXECGATE_AGENT=other")
 	require.NoError(t, a.c.ClearSession(t.Context(), "test-agent"))
 	askedAndDenied()
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
