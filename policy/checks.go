@@ -72,7 +72,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 	}
 	if len(spec.Only) > 0 {
 		for _, i := range v.options {
-			if !matchesAny(spec.Only, v.words[i].text) {
+			if !onlyAllows(spec.Only, v.words[i].text) {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not read-only", label, v.words[i].text), Rule: "not-read-only", Coverable: true})
 				ok = false
 			}
@@ -137,6 +137,19 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		for _, o := range ops {
 			if !o.known || !a.pathIn("harmless", a.normPath(o.text)) {
 				ok = false
+			}
+		}
+	case "set":
+		// set -o NAME (and -euo NAME): only options that make the shell
+		// stricter or louder; -o allexport, -o keyword and the like change
+		// what later words mean.
+		for _, i := range v.options {
+			t := v.words[i].text
+			if len(t) < 2 || t[len(t)-1] != 'o' || strings.HasPrefix(t, "--") {
+				continue
+			}
+			if val, found := optionSpecValue(v.words, i, t[:1]+"o"); !found || !val.known || !harmlessSetOption[val.text] {
+				unsafe(fmt.Sprintf("set %s %s changes how later commands are read", t, val.text), "set-option")
 			}
 		}
 	case "awk":
@@ -936,4 +949,41 @@ func (a *analyzer) environmentValue(p string) bool {
 		return false
 	}
 	return !a.vars.numeric[p] && !a.vars.poisoned[p]
+}
+
+// onlyAllows reports whether the option word arg is made only of options
+// in only: a cluster passes when every letter in it is allowed on its own
+// (git tag -ld is -l and -d, and -d deletes; set -ek is -e and -k).
+func onlyAllows(only []string, arg string) bool {
+	if !matchesAny(only, arg) {
+		return false
+	}
+	if strings.HasPrefix(arg, "--") || len(arg) < 3 || arg[0] != '-' && arg[0] != '+' {
+		return true
+	}
+	for _, o := range only {
+		if o == arg || strings.HasPrefix(arg, o+"=") {
+			return true
+		}
+		if p, ok := strings.CutSuffix(o, "*"); ok && len(p) == 2 && strings.HasPrefix(arg, p) && isDigits(arg[2:]) {
+			return true // -n5
+		}
+	}
+	letters := clusterLetters(arg)
+	if len(letters)+1 != len(arg) {
+		return false // a value attached to a letter: which letter takes it is not known here
+	}
+	for i := 0; i < len(letters); i++ {
+		if !contains(only, string(arg[0])+letters[i:i+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// harmlessSetOption are the set -o options that only make the shell stop
+// on errors, trace, or refuse to clobber files.
+var harmlessSetOption = map[string]bool{
+	"errexit": true, "nounset": true, "pipefail": true, "xtrace": true, "verbose": true,
+	"noclobber": true, "noglob": true, "errtrace": true, "functrace": true, "noexec": true,
 }

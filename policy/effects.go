@@ -34,6 +34,7 @@ var reasonEffects = map[string]string{
 	"pipe-environment-to-network": EffectSend, "environment-to-network": EffectSend, "uploads-file": EffectSend,
 	"dangerous-variable": EffectEnvironment, "unknown-variable": EffectEnvironment, "path-prepend": EffectEnvironment,
 	"nameref":     EffectEnvironment,
+	"set-option":  EffectEnvironment,
 	"inline-code": EffectCode, "dynamic-payload": EffectCode, "script-file": EffectCode, "source-file": EffectCode,
 	"network-code": EffectCode, "decoded-code": EffectCode, "pipe-network-to-shell": EffectCode,
 	"pipe-decoder-to-shell": EffectCode, "pipe-to-shell": EffectCode, "interactive-shell": EffectCode,
