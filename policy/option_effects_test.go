@@ -104,7 +104,7 @@ func TestOptionEffectsAllowlist(t *testing.T) {
 		{"kubectl **", "kubectl get pods -n web", true},
 		{"kubectl **", "kubectl exec -it api-0 -- sh", false},
 		{"php **", "php artisan test", true},
-		{"php **", "php -S 0.0.0.0:80", false},
+		{"php **", "php -S 0.0.0.0:8080 -t public", false},
 		{"python3 **", "python3 -m http.server", false},
 	}
 	for _, c := range cases {
