@@ -2262,7 +2262,7 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 		Text:     "(^| )(-run|-r un)( .*)?\\bhttpd\\b",
 		Firm:     true,
 		Effect:   "listen",
-		Match:    []string{"ruby -run -e httpd public -p 900000"},
+		Match:    []string{"ruby -run -e httpd public -p 9000"},
 		NotMatch: []string{"ruby app.rb"},
 	}, &rule{ID: "node-inspect-public",
 		Risk:     Risk(1),
