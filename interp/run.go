@@ -62,6 +62,12 @@ type Options struct {
 	// and tail; the marker goes to stdout if stdout lost bytes, else to
 	// stderr. Output within the cap is passed on byte for byte.
 	MaxBytes int64
+	// Direct lists streams (0 stdout, 1 stderr) that bypass the cap: an
+	// *os.File there is given to the shell as it is, whatever MaxBytes
+	// says, and its bytes are neither counted nor spilled. The shim sets it
+	// for a stream that is a file or a device, which must get the command's
+	// bytes unchanged even while the other stream is capped.
+	Direct [2]bool
 	// TailBytes is how much of the end of the output is kept when it is cut
 	// (at most MaxBytes), and the size of Result.Tail.
 	TailBytes int64
@@ -220,7 +226,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	for i, w := range [2]io.Writer{o.Stdout, o.Stderr} {
-		if o.MaxBytes == 0 {
+		if o.MaxBytes == 0 || o.Direct[i] {
 			if f, ok := w.(*os.File); ok && f != nil {
 				writes[i] = f // no cap: the shell writes straight to it
 				continue
