@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 )
 
 // Defaults for the output settings; Options itself has no defaults except
@@ -117,13 +116,6 @@ type Result struct {
 	Tail []byte
 	// Duration runs from starting the shell to collecting its output.
 	Duration time.Duration
-}
-
-// Passthrough reports whether both output streams are terminals, in which
-// case the caller should use Exec: nothing needs capping when a human is
-// watching, and the shell then behaves exactly as if run directly.
-func Passthrough(stdout, stderr *os.File) bool {
-	return stdout != nil && stderr != nil && isTerminal(stdout) && isTerminal(stderr)
 }
 
 // Exec replaces this process with the shell. The shell inherits file
@@ -431,16 +423,6 @@ func foregroundGroup(f *os.File) (int, bool) {
 		return 0, false
 	}
 	return fg, ioErr == nil
-}
-
-func isTerminal(f *os.File) bool {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var tty bool
-	rc.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) })
-	return tty
 }
 
 // sameFd reports whether f is file descriptor fd of this process.
