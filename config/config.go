@@ -434,7 +434,7 @@ func parseTree(root map[string]any) (*Config, []string, error) {
 	cfg.Defaults = p.parseLevel("defaults", root["defaults"], nil)
 	cfg.Agents = p.parseAgents(root["agents"])
 	cfg.Shell = p.parseShell(root["shell"])
-	cfg.Output = p.parseOutput(root["output"])
+	cfg.Output = p.parseOutput("output", root["output"])
 	cfg.Envelopes = p.parseEnvelopes(root["envelopes"])
 	p.unknownFields("", root, topLevelKeys)
 
@@ -559,7 +559,8 @@ func (p *parser) parseAgents(v any) map[string]AgentConfig {
 			agents[name] = AgentConfig{PolicyFields: strictestFields()}
 			continue
 		}
-		a := AgentConfig{PolicyFields: p.parseLevel(path, am, listKeys)}
+		a := AgentConfig{PolicyFields: p.parseLevel(path, am, append(slices.Clone(listKeys), "output"))}
+		a.Output = p.parseOutput(path+".output", am["output"])
 		a.Allowlist = p.parseList(name, path+".allowlist", am["allowlist"], false)
 		a.Denylist = p.parseList(name, path+".denylist", am["denylist"], true)
 		agents[name] = a

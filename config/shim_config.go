@@ -24,9 +24,12 @@ const (
 	EngineInterp = "interp"
 )
 
-// OutputConfig is the "output" section: how much of a command's output the
-// caller receives when it is not a terminal. A nil field takes the shim's
-// default.
+// OutputConfig is the "output" section, top level or in an agent's entry:
+// how much of a command's output an agent receives. The shim caps only
+// output an agent reads (a recognised agent, stdout a pipe or a socket; see
+// the shim package); a file, a device or a terminal always gets every byte.
+// A nil field takes the next level's value (see Config.OutputFor), then the
+// shim's default.
 type OutputConfig struct {
 	// MaxBytes caps stdout+stderr combined; 0 disables the cap.
 	MaxBytes *int64 `json:"maxBytes,omitempty"`
@@ -66,41 +69,68 @@ func (p *parser) parseShell(v any) ShellConfig {
 // parseOutput reads the output section. A bad value is dropped with a
 // warning, leaving the default, which always caps: a mistake here can
 // never turn capping off.
-func (p *parser) parseOutput(v any) OutputConfig {
+func (p *parser) parseOutput(path string, v any) OutputConfig {
 	var o OutputConfig
 	if v == nil {
 		return o
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		p.warnf("output", "want an object, got %s; using the defaults", describe(v))
+		p.warnf(path, "want an object, got %s; using the defaults", describe(v))
 		return o
 	}
-	o.MaxBytes = p.byteCount(m, "maxBytes")
-	o.TailBytes = p.byteCount(m, "tailBytes")
-	o.SpillMaxBytes = p.byteCount(m, "spillMaxBytes")
+	o.MaxBytes = p.byteCount(path, m, "maxBytes")
+	o.TailBytes = p.byteCount(path, m, "tailBytes")
+	o.SpillMaxBytes = p.byteCount(path, m, "spillMaxBytes")
 	if o.MaxBytes != nil && o.TailBytes != nil && *o.MaxBytes > 0 && *o.TailBytes > *o.MaxBytes {
-		p.warnf("output.tailBytes", "%d exceeds maxBytes %d; using %d", *o.TailBytes, *o.MaxBytes, *o.MaxBytes)
+		p.warnf(path+".tailBytes", "%d exceeds maxBytes %d; using %d", *o.TailBytes, *o.MaxBytes, *o.MaxBytes)
 		o.TailBytes = o.MaxBytes
 	}
-	p.unknownFields("output", m, []string{"maxBytes", "tailBytes", "spillMaxBytes"})
+	p.unknownFields(path, m, []string{"maxBytes", "tailBytes", "spillMaxBytes"})
+	return o
+}
+
+// OutputFor returns the output settings for agent: each field from the
+// agent's own "output", else agent "*"'s, else the top-level section; nil
+// where none sets it.
+func (c *Config) OutputFor(agent string) OutputConfig {
+	o := c.Output
+	levels := []string{WildcardAgent}
+	if agent != WildcardAgent {
+		levels = append(levels, agent)
+	}
+	for _, name := range levels {
+		a, ok := c.Agents[name]
+		if !ok {
+			continue
+		}
+		for _, f := range []struct{ dst, src **int64 }{
+			{&o.MaxBytes, &a.Output.MaxBytes},
+			{&o.TailBytes, &a.Output.TailBytes},
+			{&o.SpillMaxBytes, &a.Output.SpillMaxBytes},
+		} {
+			if *f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+	}
 	return o
 }
 
 // byteCount reads an optional whole number of bytes in [0, 1 TiB].
-func (p *parser) byteCount(m map[string]any, key string) *int64 {
+func (p *parser) byteCount(path string, m map[string]any, key string) *int64 {
 	v, ok := m[key]
 	if !ok || v == nil {
 		return nil
 	}
 	n, isNum := v.(json.Number)
 	if !isNum {
-		p.warnf("output."+key, "want a number of bytes, got %s; using the default", describe(v))
+		p.warnf(path+"."+key, "want a number of bytes, got %s; using the default", describe(v))
 		return nil
 	}
 	i, err := strconv.ParseInt(n.String(), 10, 64)
 	if err != nil || i < 0 || i > maxOutputSetting {
-		p.warnf("output."+key, "want a whole number from 0 to %d, got %s; using the default", int64(maxOutputSetting), describe(v))
+		p.warnf(path+"."+key, "want a whole number from 0 to %d, got %s; using the default", int64(maxOutputSetting), describe(v))
 		return nil
 	}
 	return &i

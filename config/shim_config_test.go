@@ -46,3 +46,22 @@ func TestParseShimSections(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputFor: an agent's own output settings override "*"'s, which
+// override the top-level section, field by field.
+func TestOutputFor(t *testing.T) {
+	n := func(i int64) *int64 { return &i }
+	cfg, warnings, err := ParseConfig([]byte(`{"output":{"maxBytes":1000,"tailBytes":100},
+		"agents":{"*":{"output":{"tailBytes":50}},"codex":{"output":{"maxBytes":0}},
+		"gemini-cli":{"output":{"maxBytes":"lots","colour":1}}}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		`agents.gemini-cli.output.maxBytes: want a number of bytes, got string "lots"; using the default`,
+		"agents.gemini-cli.output.colour: unknown field; ignored",
+	}, warnings)
+	assert.Equal(t, OutputConfig{MaxBytes: n(1000), TailBytes: n(100)}, cfg.Output)
+	assert.Equal(t, OutputConfig{MaxBytes: n(0), TailBytes: n(50)}, cfg.OutputFor("codex"))
+	assert.Equal(t, OutputConfig{MaxBytes: n(1000), TailBytes: n(50)}, cfg.OutputFor("claude-code"))
+	assert.Equal(t, OutputConfig{MaxBytes: n(1000), TailBytes: n(50)}, cfg.OutputFor("gemini-cli"))
+	assert.Equal(t, OutputConfig{MaxBytes: n(1000), TailBytes: n(100)}, (&Config{Output: cfg.Output}).OutputFor("codex"))
+}

@@ -83,11 +83,13 @@ type PolicyFields struct {
 	AutoAllowSafe *bool    `json:"autoAllowSafe,omitempty"`
 }
 
-// AgentConfig is the "agents" map's value: policy fields plus pattern lists.
+// AgentConfig is the "agents" map's value: policy fields plus pattern lists,
+// and the agent's own output settings (see Config.OutputFor).
 type AgentConfig struct {
 	PolicyFields
 	Allowlist []pattern.Entry `json:"allowlist,omitempty"`
 	Denylist  []pattern.Entry `json:"denylist,omitempty"`
+	Output    OutputConfig    `json:"output,omitzero"`
 }
 
 // SocketConfig locates the hub and holds the shared secret.

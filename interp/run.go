@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 )
 
 // Defaults for the output settings; Options itself has no defaults except
@@ -62,6 +61,12 @@ type Options struct {
 	// and tail; the marker goes to stdout if stdout lost bytes, else to
 	// stderr. Output within the cap is passed on byte for byte.
 	MaxBytes int64
+	// Direct lists streams (0 stdout, 1 stderr) that bypass the cap: an
+	// *os.File there is given to the shell as it is, whatever MaxBytes
+	// says, and its bytes are neither counted nor spilled. The shim sets it
+	// for a stream that is a file or a device, which must get the command's
+	// bytes unchanged even while the other stream is capped.
+	Direct [2]bool
 	// TailBytes is how much of the end of the output is kept when it is cut
 	// (at most MaxBytes), and the size of Result.Tail.
 	TailBytes int64
@@ -111,13 +116,6 @@ type Result struct {
 	Tail []byte
 	// Duration runs from starting the shell to collecting its output.
 	Duration time.Duration
-}
-
-// Passthrough reports whether both output streams are terminals, in which
-// case the caller should use Exec: nothing needs capping when a human is
-// watching, and the shell then behaves exactly as if run directly.
-func Passthrough(stdout, stderr *os.File) bool {
-	return stdout != nil && stderr != nil && isTerminal(stdout) && isTerminal(stderr)
 }
 
 // Exec replaces this process with the shell. The shell inherits file
@@ -220,7 +218,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	for i, w := range [2]io.Writer{o.Stdout, o.Stderr} {
-		if o.MaxBytes == 0 {
+		if o.MaxBytes == 0 || o.Direct[i] {
 			if f, ok := w.(*os.File); ok && f != nil {
 				writes[i] = f // no cap: the shell writes straight to it
 				continue
@@ -425,16 +423,6 @@ func foregroundGroup(f *os.File) (int, bool) {
 		return 0, false
 	}
 	return fg, ioErr == nil
-}
-
-func isTerminal(f *os.File) bool {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var tty bool
-	rc.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) })
-	return tty
 }
 
 // sameFd reports whether f is file descriptor fd of this process.

@@ -120,6 +120,28 @@ func TestRunUncapped(t *testing.T) {
 	assert.Zero(t, res.Omitted)
 }
 
+// TestRunDirect checks Options.Direct: a stream marked direct gets the
+// shell's own file and every byte while the other stream is capped.
+func TestRunDirect(t *testing.T) {
+	sh := bash(t)
+	errF, err := os.Create(filepath.Join(t.TempDir(), "err"))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	script := "readlink /proc/$$/fd/2 >&2; head -c 300000 /dev/zero | tr '\\0' o; head -c 250000 /dev/zero | tr '\\0' e >&2"
+	res, err := Run(context.Background(), Options{
+		Shell: sh, Argv: []string{"bash", "-c", script},
+		Stdout: &out, Stderr: errF, MaxBytes: 1000, TailBytes: 100, Direct: [2]bool{false, true},
+	})
+	require.NoError(t, err)
+	require.NoError(t, errF.Close())
+	got, err := os.ReadFile(errF.Name())
+	require.NoError(t, err)
+	assert.Equal(t, errF.Name()+"\n"+strings.Repeat("e", 250000), string(got))
+	assert.Equal(t, int64(300000), res.Bytes, "only the captured stream is counted")
+	assert.Equal(t, int64(300000-1000), res.Omitted)
+	assert.Contains(t, out.String(), "bytes omitted")
+}
+
 // TestRunEnvDir checks that Env and Dir reach the shell.
 func TestRunEnvDir(t *testing.T) {
 	sh := bash(t)

@@ -192,25 +192,6 @@ func TestExecRefuses(t *testing.T) {
 	require.ErrorContains(t, Exec(Options{Shell: sh}), "empty argv")
 }
 
-// TestPassthrough checks terminal detection on a real pty.
-func TestPassthrough(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	defer w.Close()
-	assert.True(t, Passthrough(tty, tty))
-	assert.False(t, Passthrough(tty, w))
-	assert.False(t, Passthrough(w, tty))
-	assert.False(t, Passthrough(w, w))
-	assert.False(t, Passthrough(nil, tty))
-}
-
 // TestSignalBeforeStart checks what a signal caught by the relay before Run
 // does: one that would have ended bash means the command never starts and
 // the result reads as killed by it; SIGWINCH changes nothing.

@@ -57,13 +57,20 @@ func (s *session) loadConfig() (cfg *config.Config, path string, set settings) {
 	}
 	set = defaultSettings()
 	set.shellPath, set.engine = cfg.Shell.Path, cfg.Shell.Engine
+	set.output(cfg.Output)
+	return cfg, path, set
+}
+
+// output applies an output section (config.Config.OutputFor) over the
+// defaults.
+func (set *settings) output(o config.OutputConfig) {
 	for _, f := range []struct {
 		dst *int64
 		src *int64
 	}{
-		{&set.maxBytes, cfg.Output.MaxBytes},
-		{&set.tailBytes, cfg.Output.TailBytes},
-		{&set.spillMaxBytes, cfg.Output.SpillMaxBytes},
+		{&set.maxBytes, o.MaxBytes},
+		{&set.tailBytes, o.TailBytes},
+		{&set.spillMaxBytes, o.SpillMaxBytes},
 	} {
 		if f.src != nil {
 			*f.dst = *f.src
@@ -72,7 +79,6 @@ func (s *session) loadConfig() (cfg *config.Config, path string, set settings) {
 	if set.maxBytes > 0 && set.tailBytes > set.maxBytes {
 		set.tailBytes = set.maxBytes // a small maxBytes with the default tail
 	}
-	return cfg, path, set
 }
 
 // decide turns the policy's decision on req.Command into a verdict, asking

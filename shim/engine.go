@@ -90,7 +90,7 @@ func (s *session) runEngine(ctx context.Context, run interp.Options, req policy.
 	j := &judge{s: s, req: req, configPath: configPath, approved: approved}
 	res, err := interp.RunEngine(ctx, interp.EngineOptions{
 		Program: s.program, Name: name, Args: args, Set: s.cl.Set,
-		Stdin: stdin, Stdout: run.Stdout, Stderr: run.Stderr,
+		Stdin: stdin, Stdout: run.Stdout, Stderr: run.Stderr, Env: run.Env,
 		MaxBytes: run.MaxBytes, TailBytes: run.TailBytes, SpillDir: run.SpillDir, SpillMaxBytes: run.SpillMaxBytes,
 		ForwardSignals: true, Check: j.command, CheckOpen: j.open, Logger: s.log,
 	})

@@ -164,6 +164,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	if s.o.Argv0FromShell {
 		argv = append([]string{filepath.Base(shell)}, argv[1:]...)
 	}
+	agent := config.DetectAgent("", s.getenv, s.o.Environ)
+	set.output(cfg.OutputFor(agent))
 	run := interp.Options{
 		Shell: shell, Argv: argv, Stdin: s.o.Stdin, Stdout: s.o.Stdout, Stderr: s.o.Stderr,
 		MaxBytes: set.maxBytes, TailBytes: set.tailBytes,
@@ -174,10 +176,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// --help, --version: bash prints and exits.
 		return s.execOrRun(ctx, run, true)
 	}
-	// Terminals on both output streams: nothing to cap, the command can
-	// have them as they are.
-	terminals := interp.Passthrough(s.o.Stdout, s.o.Stderr)
-	if s.runsChild(set, terminals) {
+	if s.runsChild(set, agent) {
 		// Catching the signals to relay takes a while; it is done in the
 		// background while the command is judged.
 		s.signalRelay()
@@ -187,7 +186,6 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	if err != nil {
 		s.warnf("current directory: %v", err)
 	}
-	agent := config.DetectAgent("", s.getenv, s.o.Environ)
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	s.hub = s.connectHub(ctx, cfg)
@@ -246,17 +244,17 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.ev.Decision = string(policy.Allow)
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)
+	// Only output an agent reads is capped (see capture.go); the envelope,
+	// if any, is known by now.
+	capped := s.capOutput(&run, agent)
 	if engine {
-		if terminals {
-			run.MaxBytes = 0
-		}
 		approved := v.by == ByTTY || v.by == ByHub // a person saw the whole program
 		status, sig := s.runEngine(ctx, run, req, configPath, approved, judgedWhole || v.by != ByPolicy)
 		<-touched
 		return status, sig
 	}
 	lone := inspected && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
-	passthrough := run.MaxBytes == 0 || terminals
+	passthrough := !capped
 	if lone {
 		if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
 			status, sig := s.runDirect(ctx, run, d, passthrough, touched)
@@ -266,9 +264,6 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	if lone && passthrough {
 		<-touched
 		return s.execOrRun(ctx, run, false)
-	}
-	if passthrough {
-		run.MaxBytes = 0 // a human is watching: nothing to cap, nothing to copy
 	}
 	status, sig := s.runShell(ctx, run, nil)
 	<-touched
@@ -295,6 +290,9 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 	}
 	direct := run
 	direct.Shell, direct.Argv, direct.Env = d.path, d.argv, d.env
+	if !passthrough {
+		direct.Env = withCapped(d.env)
+	}
 	<-touched
 	if passthrough {
 		ev := s.ev
@@ -309,11 +307,13 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 }
 
 // runsChild reports whether an allowed command is bound to run as a child
-// of this process: its output is captured, by bash (not the interp engine,
-// which relays signals itself), and it is neither an interactive shell nor
-// a builtin the shim answers itself.
-func (s *session) runsChild(set settings, terminals bool) bool {
-	if set.engine == config.EngineInterp || set.maxBytes == 0 || terminals || s.startsInteractive() {
+// of this process: its output is capped (as far as can be told before the
+// program is read: an envelope found later starts the relay then), by bash
+// (not the interp engine, which relays signals itself), and it is neither
+// an interactive shell nor a builtin the shim answers itself.
+func (s *session) runsChild(set settings, agent string) bool {
+	if set.engine == config.EngineInterp || set.maxBytes == 0 || !streamReader(s.o.Stdout) ||
+		!s.agentCaller(agent) || s.startsInteractive() {
 		return false
 	}
 	_, builtin := doNothing[strings.TrimSpace(s.cl.Command)]
