@@ -47,30 +47,15 @@ type Store struct {
 // links (for the file or its lock) and gives up waiting for the lock when ctx
 // is done.
 func (s *Store) Update(ctx context.Context, baseHash string, edit func(*Document) error) (newHash string, err error) {
-	if s.Path == "" {
-		return "", errors.New("update config: no path")
+	if err := s.prepare(); err != nil {
+		return "", fmt.Errorf("update config: %w", err)
 	}
-	lockPath := s.Path + ".lock"
-	if fi, err := os.Lstat(s.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("update config: %s %w", s.Path, errSymlink)
-	}
-	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("update config: lock file %s is a symbolic link; refusing to use it", lockPath)
-	}
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
-		return "", fmt.Errorf("update config %s: create directory: %w", s.Path, pathless(err))
-	}
-
-	lock := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o600))
-	locked, err := lock.TryLockContext(ctx, lockRetry)
-	if err != nil || !locked {
-		if err == nil {
-			err = errors.New("not acquired")
-		}
-		return "", fmt.Errorf("update config %s: lock %s: %w", s.Path, lockPath, pathless(err))
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return "", fmt.Errorf("update config %s: %w", s.Path, err)
 	}
 	defer func() {
-		if uerr := lock.Unlock(); uerr != nil && err == nil {
+		if uerr := unlock(); uerr != nil && err == nil {
 			err = fmt.Errorf("update config %s: unlock: %w", s.Path, uerr)
 		}
 	}()
@@ -105,6 +90,40 @@ func (s *Store) Update(ctx context.Context, baseHash string, edit func(*Document
 		return "", fmt.Errorf("update config %s: %w", s.Path, err)
 	}
 	return hashBytes(out), nil
+}
+
+// prepare refuses symbolic links for the file and its lock, and creates the
+// directory.
+func (s *Store) prepare() error {
+	if s.Path == "" {
+		return errors.New("no path")
+	}
+	if fi, err := os.Lstat(s.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", s.Path, errSymlink)
+	}
+	lockPath := s.Path + ".lock"
+	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("lock file %s is a symbolic link; refusing to use it", lockPath)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+		return fmt.Errorf("%s: create directory: %w", s.Path, pathless(err))
+	}
+	return nil
+}
+
+// lock takes the cross-process lock every writer holds, giving up when ctx
+// is done.
+func (s *Store) lock(ctx context.Context) (unlock func() error, err error) {
+	lockPath := s.Path + ".lock"
+	lock := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o600))
+	locked, err := lock.TryLockContext(ctx, lockRetry)
+	if err != nil || !locked {
+		if err == nil {
+			err = errors.New("not acquired")
+		}
+		return nil, fmt.Errorf("lock %s: %w", lockPath, pathless(err))
+	}
+	return lock.Unlock, nil
 }
 
 // readLocked loads the document under the lock, checking baseHash. A file

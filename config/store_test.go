@@ -434,3 +434,25 @@ func TestStoreLockRespectsContext(t *testing.T) {
 	_, err = storeUpdate(t, &Store{Path: path}, "", func(d *Document) error { return nil })
 	require.NoError(t, err)
 }
+
+// TestEditInstallStale: a hand edit never overwrites a change another
+// writer made while the editor was open; the copy stays.
+func TestEditInstallStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "exec-approvals.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"version": 1}`), 0o600))
+	e, err := (&Store{Path: path}).BeginEdit()
+	require.NoError(t, err)
+	assertFileBytes(t, e.Copy, []byte(`{"version": 1}`))
+	_, err = storeUpdate(t, &Store{Path: path}, "", func(d *Document) error {
+		d.AddDenylist("", pattern.Entry{Pattern: "rm **"})
+		return nil
+	})
+	require.NoError(t, err)
+	written, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(e.Copy, []byte(`{"version": 1, "defaults": {"security": "full"}}`), 0o600))
+	_, err = e.Install(context.Background())
+	require.ErrorIs(t, err, ErrStale)
+	assertFileBytes(t, path, written)
+	assert.FileExists(t, e.Copy)
+}

@@ -27,9 +27,10 @@ const lockWait = 30 * time.Second
 var errNoChange = errors.New("no change")
 
 // configCommands returns the config-editing subcommands (allow, deny,
-// allowlist, policy).
+// allowlist, policy, config check|edit).
 func configCommands(g *globals) []*cobra.Command {
 	return []*cobra.Command{
+		newConfigCmd(g),
 		newListEditCmd(g, listAllow),
 		newListEditCmd(g, listDeny),
 		newAllowlistCmd(g),
