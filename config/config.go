@@ -60,23 +60,30 @@ func ConfigPath(flag string, getenv func(string) string) string {
 }
 
 // Load reads the configuration file at path without ever writing it. A
-// missing file yields an empty Config (built-in defaults) and hash "". An
-// unreadable or corrupt file also yields a usable empty Config, together with
-// a one-line error saying what is wrong; hash is then still the digest of
-// whatever was read, so a caller may hand it to Store.Update. hash is the
-// lowercase hex SHA-256 of the file's bytes. warnings are ParseConfig's.
+// missing file yields an empty Config (the built-in defaults) and hash "".
+// A file that exists but cannot be used (see UnusableError) yields an
+// *UnusableError and a Config at its strictest (security "deny" everywhere),
+// never the defaults: callers must refuse what the policy would have judged,
+// and one that forgets still denies. hash is then the digest of whatever was
+// read ("" when nothing could be). hash is the lowercase hex SHA-256 of the
+// file's bytes. warnings are ParseConfig's.
 func Load(path string) (cfg *Config, hash string, warnings []string, err error) {
 	raw, err := readConfigFile(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
+		// A symbolic link to nothing is a file that exists and is broken
+		// (a dotfiles checkout not mounted), not a file never written.
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return denyAllConfig(), "", nil, &UnusableError{Path: path, Err: errors.New("symbolic link to a missing file")}
+		}
 		return emptyConfig(), "", nil, nil
 	}
 	if err != nil {
-		return emptyConfig(), "", nil, fmt.Errorf("config %s: %w; using built-in defaults", path, err)
+		return denyAllConfig(), "", nil, &UnusableError{Path: path, Err: err}
 	}
 	hash = hashBytes(raw)
 	cfg, warnings, err = ParseConfig(raw)
 	if err != nil {
-		return emptyConfig(), hash, warnings, fmt.Errorf("config %s: %w; using built-in defaults", path, err)
+		return denyAllConfig(), hash, warnings, &UnusableError{Path: path, Err: err}
 	}
 	return cfg, hash, warnings, nil
 }
@@ -103,6 +110,9 @@ func readConfigFile(path string, noSymlink bool) ([]byte, error) {
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, errSymlink
+	}
+	if fi.IsDir() {
+		return nil, errors.New("is a directory, not a file")
 	}
 	// Opening a FIFO or device could block or never end.
 	if !fi.Mode().IsRegular() {
@@ -260,7 +270,7 @@ func positionError(raw []byte, off int64, what, msg string) error {
 	before := raw[:off]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := int(off) - bytes.LastIndexByte(before, '\n')
-	return fmt.Errorf("%s at line %d, column %d: %s", what, line, col, msg)
+	return fmt.Errorf("line %d, column %d: %s: %s", line, col, what, msg)
 }
 
 // fieldSpec describes one policy field; policyFieldSpecs is the table that

@@ -177,10 +177,13 @@ func TestLoadCorrupt(t *testing.T) {
 	require.Error(t, err)
 	msg := err.Error()
 	assert.NotContains(t, msg, "\n")
-	assert.True(t, strings.HasPrefix(msg, "config "+path+": invalid JSON at line 3, column 5: "), msg)
-	assert.True(t, strings.HasSuffix(msg, "; using built-in defaults"), msg)
+	assert.True(t, strings.HasPrefix(msg, "config "+path+": line 3, column 5: invalid JSON: "), msg)
+	u, ok := AsUnusable(err)
+	require.True(t, ok)
+	assert.Equal(t, path, u.Path)
 	require.NotNil(t, cfg)
-	assert.Equal(t, BuiltinPolicy(), cfg.Resolve("x").Policy)
+	assert.Equal(t, SecurityDeny, cfg.Resolve("x").Policy.Security, "never the defaults: a caller that ignores the error still denies")
+	assert.Equal(t, SecurityDeny, cfg.Resolve("x").Policy.AskFallback)
 	assert.NotEmpty(t, hash, "the hash of a corrupt file still lets Update check it is unchanged")
 
 	// Load never writes: the file, its mode and the directory are as before.
@@ -199,18 +202,53 @@ func TestLoadUnusable(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")
 	require.NoError(t, os.WriteFile(big, make([]byte, maxConfigSize+1), 0o600))
+	empty := filepath.Join(dir, "empty.json")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	version := filepath.Join(dir, "version.json")
+	require.NoError(t, os.WriteFile(version, []byte(`{"version": 2}`), 0o600))
+	dangling := filepath.Join(dir, "dangling.json")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere.json"), dangling))
 	tests := map[string]string{
-		"directory": dir,
-		"too large": big,
+		"directory":       dir,
+		"too large":       big,
+		"empty":           empty,
+		"unknown version": version,
+		"link to nothing": dangling,
 	}
 	for name, path := range tests {
 		t.Run(name, func(t *testing.T) {
 			cfg, _, _, err := Load(path)
 			require.Error(t, err)
 			assert.NotContains(t, err.Error(), "\n")
-			assert.Contains(t, err.Error(), "using built-in defaults")
+			_, ok := AsUnusable(err)
+			assert.True(t, ok)
 			require.NotNil(t, cfg)
-			assert.Equal(t, BuiltinPolicy(), cfg.Resolve("x").Policy)
+			assert.Equal(t, SecurityDeny, cfg.Resolve("x").Policy.Security)
 		})
 	}
+}
+
+// TestLoadMissing: only a file that does not exist means the defaults.
+func TestLoadMissingIsDefaults(t *testing.T) {
+	cfg, hash, warnings, err := Load(filepath.Join(t.TempDir(), "none", "exec-approvals.json"))
+	require.NoError(t, err)
+	assert.Empty(t, hash)
+	assert.Empty(t, warnings)
+	assert.Equal(t, BuiltinPolicy(), cfg.Resolve("x").Policy)
+}
+
+func TestUnusableRefusal(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".config", "execgate", "exec-approvals.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte("{\n  \"version\": 1,\n  \"agents\": {,\n}"), 0o600))
+	_, _, _, err := Load(path)
+	u, ok := AsUnusable(err)
+	require.True(t, ok)
+	assert.Equal(t, "execgate: config ~/.config/execgate/exec-approvals.json: line 3, column 14: invalid JSON: "+
+		"invalid character ',' looking for beginning of object key string — fix it or run 'execgate config check'", u.Refusal(home))
+	assert.Equal(t, "execgate: config "+path+": line 3, column 14: invalid JSON: "+
+		"invalid character ',' looking for beginning of object key string — fix it or run 'execgate config check'", u.Refusal(""))
+	u.Path = "/tmp/a\nb.json"
+	assert.NotContains(t, u.Refusal(""), "\n")
 }

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -31,16 +29,6 @@ const lockRetry = 5 * time.Millisecond
 type Store struct {
 	// Path is the configuration file; Path+".lock" is the lock file.
 	Path string
-	// Now tells the time (used to name copies of corrupt files); nil means
-	// time.Now.
-	Now func() time.Time
-}
-
-func (s *Store) now() time.Time {
-	if s.Now == nil {
-		return time.Now()
-	}
-	return s.Now()
 }
 
 // Update locks the file, reads it, lets edit change it and writes the result
@@ -49,43 +37,33 @@ func (s *Store) now() time.Time {
 //
 // baseHash, when not empty, is the hash the caller's view was loaded with;
 // if the file no longer has it, Update returns ErrStale and writes nothing.
-// A corrupt file (not a JSON object) is first copied to
-// Path+".corrupt-<unix seconds>" and the edit starts from an empty document; a
-// file that is JSON but that ParseConfig rejects (an unknown version, a
-// repeated key) is never overwritten. Nothing is written when edit returns an error or produces a
-// configuration ParseConfig rejects. Update refuses to work through symbolic
+// A file that exists but cannot be used (see UnusableError: it does not
+// parse, or cannot be read) is never edited and never replaced: Update
+// returns an error wrapping an *UnusableError that says where and why
+// (line and column when the parser gives them), and writes nothing, so
+// that a typo never costs the policy around it. Nothing is written either
+// when edit returns an error or produces a configuration ParseConfig
+// rejects. Update refuses to work through symbolic
 // links (for the file or its lock) and gives up waiting for the lock when ctx
 // is done.
 func (s *Store) Update(ctx context.Context, baseHash string, edit func(*Document) error) (newHash string, err error) {
-	if s.Path == "" {
-		return "", errors.New("update config: no path")
+	if err := s.prepare(); err != nil {
+		return "", fmt.Errorf("update config: %w", err)
 	}
-	lockPath := s.Path + ".lock"
-	if fi, err := os.Lstat(s.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("update config: %s %w", s.Path, errSymlink)
-	}
-	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("update config: lock file %s is a symbolic link; refusing to use it", lockPath)
-	}
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
-		return "", fmt.Errorf("update config %s: create directory: %w", s.Path, pathless(err))
-	}
-
-	lock := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o600))
-	locked, err := lock.TryLockContext(ctx, lockRetry)
-	if err != nil || !locked {
-		if err == nil {
-			err = errors.New("not acquired")
-		}
-		return "", fmt.Errorf("update config %s: lock %s: %w", s.Path, lockPath, pathless(err))
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return "", fmt.Errorf("update config %s: %w", s.Path, err)
 	}
 	defer func() {
-		if uerr := lock.Unlock(); uerr != nil && err == nil {
+		if uerr := unlock(); uerr != nil && err == nil {
 			err = fmt.Errorf("update config %s: unlock: %w", s.Path, uerr)
 		}
 	}()
 
 	doc, err := s.readLocked(baseHash)
+	if _, unusable := AsUnusable(err); unusable {
+		return "", err // it names the file already
+	}
 	if err != nil {
 		return "", fmt.Errorf("update config %s: %w", s.Path, err)
 	}
@@ -114,12 +92,45 @@ func (s *Store) Update(ctx context.Context, baseHash string, edit func(*Document
 	return hashBytes(out), nil
 }
 
-// readLocked loads the document under the lock, checking baseHash and
-// setting a corrupt file aside.
+// prepare refuses symbolic links for the file and its lock, and creates the
+// directory.
+func (s *Store) prepare() error {
+	if s.Path == "" {
+		return errors.New("no path")
+	}
+	if fi, err := os.Lstat(s.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", s.Path, errSymlink)
+	}
+	lockPath := s.Path + ".lock"
+	if fi, err := os.Lstat(lockPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("lock file %s is a symbolic link; refusing to use it", lockPath)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+		return fmt.Errorf("%s: create directory: %w", s.Path, pathless(err))
+	}
+	return nil
+}
+
+// lock takes the cross-process lock every writer holds, giving up when ctx
+// is done.
+func (s *Store) lock(ctx context.Context) (unlock func() error, err error) {
+	lockPath := s.Path + ".lock"
+	lock := flock.New(lockPath, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o600))
+	locked, err := lock.TryLockContext(ctx, lockRetry)
+	if err != nil || !locked {
+		if err == nil {
+			err = errors.New("not acquired")
+		}
+		return nil, fmt.Errorf("lock %s: %w", lockPath, pathless(err))
+	}
+	return lock.Unlock, nil
+}
+
+// readLocked loads the document under the lock, checking baseHash. A file
+// that cannot be used is refused, never started over.
 func (s *Store) readLocked(baseHash string) (*Document, error) {
-	raw, err := readConfigFile(s.Path, true)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	raw, exists, err := s.readRaw()
+	if err != nil {
 		return nil, err
 	}
 	current := ""
@@ -132,53 +143,37 @@ func (s *Store) readLocked(baseHash string) (*Document, error) {
 	if !exists {
 		return newDocument(), nil
 	}
-	root, perr := decodeObject(raw)
-	if perr != nil {
-		saved, err := s.saveCorrupt(raw)
-		if err != nil {
-			return nil, fmt.Errorf("file is corrupt (%v) and keeping a copy failed: %w", perr, err)
-		}
-		slog.Warn("config file is corrupt; kept a copy and started a new one",
-			"path", s.Path, "copy", saved, "problem", perr.Error())
-		return newDocument(), nil
+	root, err := decodeObject(raw)
+	if err == nil {
+		// What decodes may still be unusable (an unknown version, a
+		// repeated key): refuse rather than guess.
+		_, _, err = ParseConfig(raw)
 	}
-	// What is left (an unknown version, a repeated key) is a file that can
-	// be read but not safely rewritten: refuse rather than guess.
-	if _, _, err := ParseConfig(raw); err != nil {
-		return nil, fmt.Errorf("%w; not changing it (fix it by hand)", err)
+	if err != nil {
+		return nil, refuseEdit(s.Path, err)
 	}
 	return &Document{root: root}, nil
 }
 
-// saveCorrupt copies raw next to the file, never overwriting an earlier copy.
-func (s *Store) saveCorrupt(raw []byte) (string, error) {
-	base := s.Path + ".corrupt-" + strconv.FormatInt(s.now().Unix(), 10)
-	for i := 0; i < 100; i++ {
-		name := base
-		if i > 0 {
-			name += "-" + strconv.Itoa(i)
-		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		_, werr := f.Write(raw)
-		if werr == nil {
-			werr = f.Sync()
-		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			os.Remove(name)
-			return "", werr
-		}
-		return name, nil
+// readRaw reads the file without following a symbolic link; a file that
+// exists but cannot be read is an *UnusableError.
+func (s *Store) readRaw() (raw []byte, exists bool, err error) {
+	raw, err = readConfigFile(s.Path, true)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case errors.Is(err, errSymlink):
+		return nil, true, err
+	case err != nil:
+		return nil, true, refuseEdit(s.Path, err)
 	}
-	return "", fmt.Errorf("too many copies named %s-*", base)
+	return raw, true, nil
+}
+
+// refuseEdit is Update's answer to a file it cannot use.
+func refuseEdit(path string, err error) error {
+	return fmt.Errorf("%w; not changing it (nothing was written): fix it, or run 'execgate config edit'",
+		&UnusableError{Path: path, Err: err})
 }
 
 // encodeDocument writes the tree as people read it: 2-space indentation,

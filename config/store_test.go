@@ -236,44 +236,77 @@ func jsonDig(v any, keys ...string) any {
 	return v
 }
 
-func TestStoreCorruptFileKeptAside(t *testing.T) {
+// TestStoreRefusesCorruptFile: a file that does not parse is never started
+// over. Every kind of damage leaves the file byte for byte as it was, no
+// copy beside it, and an error that says where and why.
+func TestStoreRefusesCorruptFile(t *testing.T) {
+	tests := map[string]struct{ content, err string }{
+		"missing comma": {"{\"agents\": {\"*\": {\"denylist\": [{\"pattern\": \"rm **\"}]}}\n \"version\": 1}",
+			"line 2, column 2: invalid JSON: invalid character '\"' after object key:value pair"},
+		"truncated":     {"{\"agents\": {\"*\": {\"denylist\": [{\"pattern\": \"rm **\"}\n", "line 2, column 1: invalid JSON: unexpected end of input"},
+		"empty":         {"", "empty file"},
+		"blank":         {" \n", "empty file"},
+		"not an object": {`["git **"]`, "want a JSON object at the top level"},
+		"not json":      {"not json", "line 1, column 2: invalid JSON"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "exec-approvals.json")
+			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
+			called := false
+			_, err := storeUpdate(t, &Store{Path: path}, "", func(d *Document) error {
+				called = true
+				d.AddAllowlist("", pattern.Entry{Pattern: "ls"})
+				return nil
+			})
+			require.Error(t, err)
+			assert.False(t, called, "the edit never sees a document it would start over")
+			u, ok := AsUnusable(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, path, u.Path)
+			assert.Contains(t, err.Error(), "config "+path+": "+tt.err)
+			assert.Contains(t, err.Error(), "not changing it")
+			assert.NotContains(t, err.Error(), "\n")
+			assertFileBytes(t, path, []byte(tt.content))
+			entries, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			assert.ElementsMatch(t, []string{"exec-approvals.json", "exec-approvals.json.lock"}, names, "no copy, no temporary file")
+		})
+	}
+}
+
+// TestStoreRefusesUnreadable: a directory or a file that cannot be read is
+// not a missing file to create.
+func TestStoreRefusesUnreadable(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "exec-approvals.json")
-	corrupt := []byte("{\"agents\": {\"*\": {\"denylist\": [{\"pattern\": \"rm **\"}\n")
-	require.NoError(t, os.WriteFile(path, corrupt, 0o600))
-	now := time.Unix(1763000000, 0)
-	s := &Store{Path: path, Now: func() time.Time { return now }}
+	asDir := filepath.Join(dir, "dir.json")
+	require.NoError(t, os.Mkdir(asDir, 0o700))
+	_, err := storeUpdate(t, &Store{Path: asDir}, "", func(d *Document) error { return nil })
+	require.Error(t, err)
+	_, ok := AsUnusable(err)
+	assert.True(t, ok, "%v", err)
+	assert.Contains(t, err.Error(), "is a directory, not a file")
+	fi, err := os.Stat(asDir)
+	require.NoError(t, err)
+	assert.True(t, fi.IsDir())
 
-	_, err := storeUpdate(t, s, "", func(d *Document) error {
-		require.True(t, d.AddAllowlist("", pattern.Entry{Pattern: "ls"}))
-		return nil
-	})
-	require.NoError(t, err)
-	saved, err := os.ReadFile(path + ".corrupt-1763000000")
-	require.NoError(t, err)
-	assert.Equal(t, corrupt, saved, "the copy is byte-identical")
-
-	cfg, _, warnings, err := Load(path)
-	require.NoError(t, err)
-	assert.Empty(t, warnings)
-	assert.Equal(t, []pattern.Entry{{Pattern: "ls", ID: cfg.Agents["*"].Allowlist[0].ID}}, cfg.Agents["*"].Allowlist)
-
-	// A second corruption in the same second gets its own copy.
-	require.NoError(t, os.WriteFile(path, []byte("not json"), 0o600))
-	_, err = storeUpdate(t, s, "", func(d *Document) error { return nil })
-	require.NoError(t, err)
-	again, err := os.ReadFile(path + ".corrupt-1763000000-1")
-	require.NoError(t, err)
-	assert.Equal(t, "not json", string(again))
-	saved, err = os.ReadFile(path + ".corrupt-1763000000")
-	require.NoError(t, err)
-	assert.Equal(t, corrupt, saved, "an earlier copy is never overwritten")
+	if os.Geteuid() == 0 {
+		t.Skip("root reads files whatever their mode")
+	}
+	unreadable := filepath.Join(dir, "unreadable.json")
+	require.NoError(t, os.WriteFile(unreadable, []byte(`{"version": 1}`), 0o000))
+	_, err = storeUpdate(t, &Store{Path: unreadable}, "", func(d *Document) error { return nil })
+	require.ErrorIs(t, err, os.ErrPermission)
 }
 
 func TestStoreRefusesFilesItCannotRewrite(t *testing.T) {
 	tests := map[string]struct{ content, err string }{
 		"unknown version": {`{"version": 2, "rules": "new format"}`, "unsupported version number 2"},
-		"duplicate key":   {"{\"agents\": {},\n \"agents\": {}}", `ambiguous JSON at line 2, column 2: duplicate key "agents" at the top level`},
+		"duplicate key":   {"{\"agents\": {},\n \"agents\": {}}", `line 2, column 2: ambiguous JSON: duplicate key "agents" at the top level`},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -283,10 +316,8 @@ func TestStoreRefusesFilesItCannotRewrite(t *testing.T) {
 			_, err := storeUpdate(t, &Store{Path: path}, "", func(d *Document) error { return nil })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.err)
-			assert.Contains(t, err.Error(), "fix it by hand")
+			assert.Contains(t, err.Error(), "not changing it")
 			assertFileBytes(t, path, []byte(tt.content))
-			corrupt, _ := filepath.Glob(path + ".corrupt-*")
-			assert.Empty(t, corrupt, "not treated as corrupt")
 		})
 	}
 }
@@ -402,4 +433,26 @@ func TestStoreLockRespectsContext(t *testing.T) {
 	require.NoError(t, held.Unlock())
 	_, err = storeUpdate(t, &Store{Path: path}, "", func(d *Document) error { return nil })
 	require.NoError(t, err)
+}
+
+// TestEditInstallStale: a hand edit never overwrites a change another
+// writer made while the editor was open; the copy stays.
+func TestEditInstallStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "exec-approvals.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"version": 1}`), 0o600))
+	e, err := (&Store{Path: path}).BeginEdit()
+	require.NoError(t, err)
+	assertFileBytes(t, e.Copy, []byte(`{"version": 1}`))
+	_, err = storeUpdate(t, &Store{Path: path}, "", func(d *Document) error {
+		d.AddDenylist("", pattern.Entry{Pattern: "rm **"})
+		return nil
+	})
+	require.NoError(t, err)
+	written, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(e.Copy, []byte(`{"version": 1, "defaults": {"security": "full"}}`), 0o600))
+	_, err = e.Install(context.Background())
+	require.ErrorIs(t, err, ErrStale)
+	assertFileBytes(t, path, written)
+	assert.FileExists(t, e.Copy)
 }

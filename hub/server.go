@@ -100,7 +100,10 @@ func Listen(ctx context.Context, o ServerOptions) (*Server, error) {
 	}
 	path := o.Socket
 	if path == "" {
-		cfg, _, _, _ := config.Load(s.config.path)
+		cfg, _, _, err := config.Load(s.config.path)
+		if err != nil {
+			return nil, fmt.Errorf("hub: %w", err) // current saw it usable; it changed since
+		}
 		p, err := SocketPath(cfg, nil)
 		if err != nil {
 			return nil, fmt.Errorf("hub: %w", err)

@@ -43,14 +43,20 @@ func defaultSettings() settings {
 	}
 }
 
-// loadConfig reads the configuration. Whatever goes wrong, the result is
-// usable and never looser than the built-in defaults (config.Load sees to
-// that); the problem goes to the audit log.
-func (s *session) loadConfig() (cfg *config.Config, path string, set settings) {
+// loadConfig reads the configuration. A missing file means the built-in
+// defaults. A file that exists but cannot be used is returned as unusable:
+// the caller refuses every command that needs the policy (the Config is
+// then config.Load's strictest one, for a caller that would not). Warnings
+// go to the audit log.
+func (s *session) loadConfig() (cfg *config.Config, path string, set settings, unusable *config.UnusableError) {
 	path = config.ConfigPath("", s.getenv)
 	cfg, _, warnings, err := config.Load(path)
 	if err != nil {
 		s.warnf("%v", err)
+		var ok bool
+		if unusable, ok = config.AsUnusable(err); !ok {
+			unusable = &config.UnusableError{Path: path, Err: err}
+		}
 	}
 	for _, w := range warnings {
 		s.warnf("config %s: %s", path, w)
@@ -58,7 +64,7 @@ func (s *session) loadConfig() (cfg *config.Config, path string, set settings) {
 	set = defaultSettings()
 	set.shellPath, set.engine = cfg.Shell.Path, cfg.Shell.Engine
 	set.output(cfg.Output)
-	return cfg, path, set
+	return cfg, path, set, unusable
 }
 
 // output applies an output section (config.Config.OutputFor) over the
@@ -79,6 +85,13 @@ func (set *settings) output(o config.OutputConfig) {
 	if set.maxBytes > 0 && set.tailBytes > set.maxBytes {
 		set.tailBytes = set.maxBytes // a small maxBytes with the default tail
 	}
+}
+
+// refuseUnusable is the verdict on any command under a configuration that
+// cannot be used: the one line that says which file, what is wrong and what
+// to do.
+func (s *session) refuseUnusable(u *config.UnusableError) verdict {
+	return verdict{by: ByPolicy, message: u.Refusal(s.getenv("HOME"))}
 }
 
 // decide turns the policy's decision on req.Command into a verdict, asking

@@ -92,8 +92,17 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	s.cl = CommandLine{Source: FromString, Command: o.Command}
 	s.via = o.Via
 
-	cfg, configPath, _ := s.loadConfig()
+	cfg, configPath, _, unusable := s.loadConfig()
 	agent := config.DetectAgent(o.Agent, s.getenv, s.o.Environ)
+	if unusable != nil {
+		v := s.refuseUnusable(unusable)
+		j := Judgement{DecidedBy: v.by, ID: newID(), Message: v.message, Reasons: []string{unusable.Error()}}
+		s.record(Event{
+			Event: EventDenied, ID: j.ID, Pid: os.Getpid(), Agent: agent, Cwd: cwd, Command: o.Command, Via: o.Via,
+			Source: o.Source, Reasons: j.Reasons, Decision: string(policy.Deny), DecidedBy: j.DecidedBy, Message: j.Message,
+		})
+		return j
+	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.hub = s.connectHub(ctx, cfg)
 	if s.hub != nil {

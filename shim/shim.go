@@ -152,7 +152,12 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	s.cl = ParseCommandLine(argv)
 
-	cfg, configPath, set := s.loadConfig()
+	cfg, configPath, set, unusable := s.loadConfig()
+	if unusable != nil && s.cl.Source != NoProgram {
+		// Every command needs the policy, and the policy is unknown: refuse
+		// it before anything else, in one line.
+		return s.refuseAll(unusable)
+	}
 	shell, err := interp.FindShell(set.shellPath)
 	if err != nil {
 		// Nothing can run, so nothing is decided: one line, and bash's
@@ -268,6 +273,23 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	status, sig := s.runShell(ctx, run, nil)
 	<-touched
 	return status, sig
+}
+
+// refuseAll refuses the invocation because the configuration cannot be used,
+// recording it as any denial.
+func (s *session) refuseAll(u *config.UnusableError) (int, syscall.Signal) {
+	v := s.refuseUnusable(u)
+	cwd, _ := os.Getwd()
+	command := s.cl.Command
+	if command == "" {
+		command = strings.Join(s.o.Argv, " ")
+	}
+	s.record(Event{
+		Event: EventDenied, ID: newID(), Pid: os.Getpid(), Agent: config.DetectAgent("", s.getenv, s.o.Environ),
+		Cwd: cwd, Command: command, Decision: string(policy.Deny), DecidedBy: v.by, Message: v.message,
+	})
+	fmt.Fprintln(s.o.Stderr, v.message)
+	return ExitDenied, 0
 }
 
 // runDirect runs a lone literal command as bash would have, without bash:

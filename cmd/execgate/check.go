@@ -61,16 +61,21 @@ type checker struct {
 	engine *policy.Engine
 	base   policy.Request
 	trust  policy.Trust
+	// refusal is set when the configuration exists but cannot be used:
+	// every command is denied with this line, as the shim would.
+	refusal string
 }
 
 // newChecker loads the configuration and the rules. A configuration that
-// cannot be read is reported in one line and replaced by the built-in
-// defaults, never by something looser.
+// exists but cannot be used is reported in one line and every command is
+// judged deny, as the shim would refuse it: never the built-in defaults.
 func newChecker(g *globals, cwd string) (*checker, error) {
 	path := configPath(g)
 	cfg, _, warnings, err := config.Load(path)
+	refusal := ""
 	if err != nil {
-		fmt.Fprintf(g.stderr, "execgate: %v\n", err)
+		refusal = unusableLine(g, err).Error()
+		fmt.Fprintln(g.stderr, refusal)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "execgate: warning: %s: %s\n", path, w)
@@ -89,13 +94,18 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 	}
 	agent := config.DetectAgent(g.agent, g.getenv, os.Environ())
 	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path)),
-		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv)}, nil
+		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv), refusal: refusal}, nil
 }
 
 func (c *checker) evaluate(command string) policy.Result {
 	req := c.base
 	req.Command = command
-	return c.engine.Evaluate(req)
+	res := c.engine.Evaluate(req)
+	if c.refusal != "" {
+		res.Decision = policy.Deny
+		res.Reasons = append([]string{c.refusal}, res.Reasons...)
+	}
+	return res
 }
 
 func runCheck(g *globals, f checkFlags, args []string) error {

@@ -121,8 +121,8 @@ func TestCheckExitCodes(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 }
 
-// TestCheckCorruptConfig reports a corrupt config in one line and falls
-// back to the built-in defaults, which never allow more.
+// TestCheckCorruptConfig reports a corrupt config in one line and judges
+// deny, as the shim would refuse: never the built-in defaults.
 func TestCheckCorruptConfig(t *testing.T) {
 	checkEnv(t)
 	path := filepath.Join(t.TempDir(), "exec-approvals.json")
@@ -131,8 +131,8 @@ func TestCheckCorruptConfig(t *testing.T) {
 	code := run([]string{"execgate", "--config", path, "check", "--json", "--", "rm -rf ~"}, strings.NewReader(""), &out, &errb)
 	assert.Equal(t, 0, code)
 	assert.Equal(t, 1, strings.Count(errb.String(), "\n"), "one line: %q", errb.String())
-	assert.Contains(t, errb.String(), "using built-in defaults")
-	assert.Contains(t, out.String(), `"decision":"ask"`)
+	assert.Contains(t, errb.String(), "fix it or run 'execgate config check'")
+	assert.Contains(t, out.String(), `"decision":"deny"`)
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, `{"version": 1, "defaults": {"security": "full"`, string(raw), "a corrupt config is never rewritten by a read")

@@ -27,9 +27,10 @@ const lockWait = 30 * time.Second
 var errNoChange = errors.New("no change")
 
 // configCommands returns the config-editing subcommands (allow, deny,
-// allowlist, policy).
+// allowlist, policy, config check|edit).
 func configCommands(g *globals) []*cobra.Command {
 	return []*cobra.Command{
+		newConfigCmd(g),
 		newListEditCmd(g, listAllow),
 		newListEditCmd(g, listDeny),
 		newAllowlistCmd(g),
@@ -60,7 +61,8 @@ func configPath(g *globals) string { return config.ConfigPath(g.config, g.getenv
 
 // loadForRead loads the configuration for a command that only reads it,
 // printing its warnings; bad reports a file that could not be used, whose
-// error has been printed too.
+// refusal line has been printed too (cfg is then the strictest policy,
+// which is what applies).
 func loadForRead(g *globals) (cfg *config.Config, path string, bad bool) {
 	path = configPath(g)
 	cfg, _, warnings, err := config.Load(path)
@@ -68,28 +70,21 @@ func loadForRead(g *globals) (cfg *config.Config, path string, bad bool) {
 		fmt.Fprintf(g.stderr, "execgate: warning: %s: %s\n", path, w)
 	}
 	if err != nil {
-		fmt.Fprintf(g.stderr, "execgate: %v\n", err)
+		fmt.Fprintln(g.stderr, unusableLine(g, err).Error())
 		return cfg, path, true
 	}
 	return cfg, path, false
 }
 
-// update runs one locked edit of the configuration file. When the file was
-// damaged, Update has set it aside and started a new one: say so.
+// update runs one locked edit of the configuration file. A file that cannot
+// be parsed is left exactly as it is: Update refuses it, saying where and
+// why, and the command exits non-zero.
 func update(ctx context.Context, g *globals, edit func(*config.Document) error) error {
-	path := configPath(g)
-	_, _, _, loadErr := config.Load(path)
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
-	store := &config.Store{Path: path}
-	if _, err := store.Update(ctx, "", edit); err != nil {
-		return err
-	}
-	if loadErr != nil {
-		fmt.Fprintf(g.stderr, "execgate: warning: %s; kept it as %s.corrupt-<unix time> and started a new file\n",
-			strings.TrimSuffix(loadErr.Error(), "; using built-in defaults"), path)
-	}
-	return nil
+	store := &config.Store{Path: configPath(g)}
+	_, err := store.Update(ctx, "", edit)
+	return err
 }
 
 // onePattern insists on exactly one PATTERN argument: a pattern the shell

@@ -280,12 +280,13 @@ func TestCLICorruptConfig(t *testing.T) {
 	path := filepath.Join(dir, "exec-approvals.json")
 	corrupt := "{\n  \"agents\": {\n    \"*\": {\"denylist\": [}\n"
 	writeCfg(t, path, corrupt)
-	wantErr := "execgate: config " + path + ": invalid JSON at line 3, column 24: invalid character '}' looking for beginning of value; using built-in defaults\n"
+	problem := "line 3, column 24: invalid JSON: invalid character '}' looking for beginning of value"
+	wantErr := "execgate: config " + path + ": " + problem + " — fix it or run 'execgate config check'\n"
 
 	code, out, errs := cfgRun(t, path, "policy", "get", "--agent", "x")
 	assert.Equal(t, exitError, code)
 	assert.Equal(t, wantErr, errs)
-	assert.Regexp(t, `security +allowlist +\(built-in\)`, out, "prints what it can")
+	assert.Regexp(t, `security +deny`, out, "what applies: everything refused")
 
 	code, out, errs = cfgRun(t, path, "allowlist")
 	assert.Equal(t, exitError, code)
@@ -295,23 +296,19 @@ func TestCLICorruptConfig(t *testing.T) {
 	code, _, errs = cfgRun(t, path, "allowlist", "--remove", "x")
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errs, "not removing anything from a damaged file")
+
+	// An edit refuses too: it never starts the file over.
+	code, out, errs = cfgRun(t, path, "allow", "ls **")
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "execgate: config "+path+": "+problem+"; not changing it (nothing was written): fix it, or run 'execgate config edit'\n", errs)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, corrupt, string(got), "read-only commands leave the file alone")
-	copies, _ := filepath.Glob(path + ".corrupt-*")
-	assert.Empty(t, copies)
-
-	// An edit keeps the damaged file aside and starts a new one.
-	code, out, errs = cfgRun(t, path, "allow", "ls **")
-	require.Equal(t, 0, code, errs)
-	assert.Equal(t, "allowed \"ls **\" for agent *\n", out)
-	assert.Equal(t, "execgate: warning: config "+path+": invalid JSON at line 3, column 24: invalid character '}' looking for beginning of value; kept it as "+path+".corrupt-<unix time> and started a new file\n", errs)
-	copies, _ = filepath.Glob(path + ".corrupt-*")
-	require.Len(t, copies, 1)
-	saved, err := os.ReadFile(copies[0])
-	require.NoError(t, err)
-	assert.Equal(t, corrupt, string(saved))
-	assert.Equal(t, "ls **", loadCfg(t, path).Agents["*"].Allowlist[0].Pattern)
+	assert.Equal(t, corrupt, string(got))
+	copies, _ := filepath.Glob(path + ".*")
+	for _, c := range copies {
+		assert.Equal(t, path+".lock", c, "no copy kept aside")
+	}
 }
 
 func TestCLIDefaultConfigPath(t *testing.T) {

@@ -63,7 +63,7 @@ func hubTarget(g *globals) (socket, token string, err error) {
 	path := configPath(g)
 	cfg, _, _, err := config.Load(path)
 	if err != nil {
-		return "", "", err
+		return "", "", unusableLine(g, err)
 	}
 	socket, err = hub.SocketPath(cfg, g.getenv)
 	if err != nil {
@@ -157,7 +157,9 @@ func runHub(ctx context.Context, g *globals) error {
 		fmt.Fprintf(g.stderr, "execgate: warning: %s: %s\n", path, w)
 	}
 	if err != nil {
-		return err
+		// A hub under a policy it cannot read would refuse every client:
+		// better not to start, and say why.
+		return unusableLine(g, err)
 	}
 	socket, err := hub.SocketPath(cfg, g.getenv)
 	if err != nil {
@@ -188,6 +190,9 @@ func hubLogPath(g *globals) (string, error) {
 // detachHub starts `execgate hub` in a session of its own and waits until
 // that very process answers on the socket.
 func detachHub(ctx context.Context, g *globals) error {
+	if _, _, _, err := config.Load(configPath(g)); err != nil {
+		return unusableLine(g, err) // said here, not only in hub.log
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)

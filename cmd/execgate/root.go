@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/execgate/execgate/config"
 )
 
 // Exit statuses shared by the subcommands.
@@ -35,6 +37,20 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// lineError is printed as it is, without run's "execgate: " prefix.
+type lineError struct{ line string }
+
+func (e lineError) Error() string { return e.line }
+
+// unusableLine turns a configuration that cannot be used into its one
+// refusal line (config.UnusableError.Refusal); other errors pass through.
+func unusableLine(g *globals, err error) error {
+	if u, ok := config.AsUnusable(err); ok {
+		return lineError{u.Refusal(g.getenv("HOME"))}
+	}
+	return err
+}
+
 // exitCodeError lets a subcommand choose its exit status without printing.
 type exitCodeError struct{ code int }
 
@@ -61,6 +77,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ec exitCodeError
 	if errors.As(err, &ec) {
 		return ec.code
+	}
+	var le lineError
+	if errors.As(err, &le) {
+		fmt.Fprintln(stderr, le.line)
+		return exitError
 	}
 	fmt.Fprintf(stderr, "execgate: %v\n", err)
 	var ue usageError

@@ -379,7 +379,7 @@ func TestShimPolicyOutcomes(t *testing.T) {
 		{"fallback allowlist covered", `{"version":1,"defaults":{"ask":"always","askFallback":"allowlist"},"agents":{"test-agent":{"allowlist":[{"pattern":"mkdir **"}]}}}`, "mkdir d", true, ""},
 		{"fallback allowlist not covered", `{"version":1,"defaults":{"askFallback":"allowlist"}}`, "mkdir d", false, "execgate: denied: "},
 		{"allowlisted", `{"version":1,"agents":{"test-agent":{"allowlist":[{"pattern":"mkdir **"}]}}}`, "mkdir d", true, ""},
-		{"corrupt config is strict", `{"version":1,"defaults":{"security":"full"`, "mkdir d", false, "execgate: denied: "},
+		{"corrupt config refuses", `{"version":1,"defaults":{"security":"full"`, "mkdir d", false, "execgate: config "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
