@@ -56,8 +56,17 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 	for _, i := range v.options {
 		t := v.words[i].text
 		for _, d := range spec.denyList() {
-			if optionMatches(d.option, t) {
-				unsafe(fmt.Sprintf("%s %s %s", label, strings.TrimSuffix(d.option, "*"), d.reason), "unsafe-option")
+			opt := d.option
+			if global, ok := strings.CutPrefix(opt, "^"); ok {
+				// ^-p: the option only before the subcommand (git -p is
+				// --paginate; git log -p is --patch).
+				if len(v.positional) > 0 && i > v.positional[0] {
+					continue
+				}
+				opt = global
+			}
+			if optionMatches(opt, t) {
+				unsafe(fmt.Sprintf("%s %s %s", label, strings.TrimSuffix(opt, "*"), d.reason), "unsafe-option")
 			}
 		}
 	}

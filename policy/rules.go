@@ -134,7 +134,8 @@ type safeSpec struct {
 	// read (echo, printf): credential paths in them are harmless.
 	Data bool `json:"data"`
 	// Deny maps options that write, run code or reach outside to the
-	// words that finish "PROGRAM OPTION …" in a reason.
+	// words that finish "PROGRAM OPTION …" in a reason. An option written
+	// ^-x counts only before the subcommand.
 	Deny map[string]string `json:"deny"`
 	// Only, when set, lists the only options allowed.
 	Only []string `json:"only"`

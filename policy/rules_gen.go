@@ -427,7 +427,7 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 			"--upload-pack":  "runs a program",
 			"--work-tree":    "points git at another tree",
 			"-c":             "sets configuration that can make git run other programs",
-			"-p":             "runs a pager",
+			"^-p":            "runs a pager",
 		},
 			Sub: map[string]*safeSpec{
 				"":         &safeSpec{},
