@@ -715,7 +715,7 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 		seg.flags.fetches = true
 		seg.flags.sendsStdin = true
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network", Coverable: true})
-		if c := a.credentialArg(name, words[1:]); c != "" {
+		if c := a.credentialArg(name, withoutKeys(words[1:], a.r.Programs[name].KeyOptions)); c != "" {
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
 		}
 		for _, w := range words[1:] {
@@ -744,6 +744,25 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 			}
 		}
 	}
+}
+
+// withoutKeys drops the options that name a login key, and their values,
+// from args.
+func withoutKeys(args []word, keyOpts []string) []word {
+	if len(keyOpts) == 0 {
+		return args
+	}
+	out := make([]word, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if m := matchingSpec(keyOpts, args[i].text); m != "" && args[i].known {
+			if args[i].text == m && !strings.HasPrefix(m, "--") {
+				i++ // -i KEY: the value is the next word
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // networkUse reports whether this use of a network program talks to the

@@ -189,6 +189,16 @@ func tableMutants(rf *ruleFile) []tableMutant {
 	for i, n := range rf.Network {
 		add(fmt.Sprintf("network[%s]", n), func(rf *ruleFile) { rf.Network = without(rf.Network, i) })
 	}
+	for _, name := range slices.Sorted(maps.Keys(rf.Programs)) {
+		if len(rf.Programs[name].KeyOptions) == 0 {
+			continue
+		}
+		add(fmt.Sprintf("programs[%s].keyOptions", name), func(rf *ruleFile) {
+			pi := rf.Programs[name]
+			pi.KeyOptions = nil
+			rf.Programs[name] = pi
+		})
+	}
 	for _, name := range slices.Sorted(maps.Keys(rf.NetworkSubcommands)) {
 		add(fmt.Sprintf("networkSubcommands[%s]", name), func(rf *ruleFile) { delete(rf.NetworkSubcommands, name) })
 	}

@@ -76,6 +76,9 @@ type programInfo struct {
 	// PatternOptions take a pattern, not a file (find -name, grep -e):
 	// their values are not paths read.
 	PatternOptions []string `json:"patternOptions"`
+	// KeyOptions take a key or identity the program uses to log in (ssh
+	// -i): read, never sent, so not an upload of the file.
+	KeyOptions []string `json:"keyOptions"`
 }
 
 // wrapperSpec describes a program that runs another program.
