@@ -79,10 +79,11 @@ func TestAuditFollow(t *testing.T) {
 	got := make(chan string, 100)
 	done := make(chan error, 1)
 	go func() {
-		done <- l.Follow(ctx, time.Time{}, 5*time.Millisecond, func(ev Event, _ []byte) error {
+		_, err := l.Follow(ctx, time.Time{}, 5*time.Millisecond, func(ev Event, _ []byte) error {
 			got <- ev.ID
 			return nil
 		})
+		done <- err
 	}()
 	assert.Equal(t, "first", <-got)
 	// Enough events to rotate the file under the follower.
