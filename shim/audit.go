@@ -139,9 +139,16 @@ func (l *AuditLog) Append(ev Event) error {
 	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
+	}
+	// A write cut short (a full disk) left a line without its newline:
+	// end it first, in the same write, so that this event is not glued to
+	// it. Two shims repairing at once leave an empty line, which readers
+	// ignore.
+	if partialTail(f) {
+		line = append([]byte{'\n'}, line...)
 	}
 	_, werr := f.Write(line)
 	fi, serr := f.Stat()
@@ -155,6 +162,17 @@ func (l *AuditLog) Append(ev Event) error {
 		return l.rotate()
 	}
 	return nil
+}
+
+// partialTail reports whether f is not empty and does not end in a newline.
+func partialTail(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	var b [1]byte
+	_, err = f.ReadAt(b[:], fi.Size()-1)
+	return err == nil && b[0] != '\n'
 }
 
 func (l *AuditLog) maxBytes() int64 {
