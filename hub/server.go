@@ -373,18 +373,22 @@ func (s *Server) Close() error {
 			}
 		}
 		s.mu.Unlock()
-		if s.ln != nil {
-			s.ln.Close()
-		}
-		for _, c := range conns {
-			c.kill()
-		}
+		// The socket file goes first, then the listener: a client must
+		// never find a socket file that nobody listens on (it would take
+		// the hub for crashed rather than stopped, and a caller waiting
+		// for "no hub" would still see the file).
 		if s.socketFi != nil {
 			// Only our own socket: another hub may have replaced it if
 			// ours had been removed by hand.
 			if fi, err := os.Lstat(s.socket); err == nil && os.SameFile(fi, s.socketFi) {
 				os.Remove(s.socket)
 			}
+		}
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		for _, c := range conns {
+			c.kill()
 		}
 		if s.lock != nil {
 			s.lock.Unlock()

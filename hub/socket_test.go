@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -220,4 +221,45 @@ func TestListenRefusesCorruptConfig(t *testing.T) {
 	b, err := os.ReadFile(cfg)
 	require.NoError(t, err)
 	assert.Equal(t, `{"version":1,`, string(b), "the hub never rewrites a file it cannot read")
+}
+
+// TestStopRemovesSocketFirst: while a hub stops, a client that cannot
+// connect never finds the socket file still there. Closing the listener
+// before removing the file left a window (17–25 ms under load) in which a
+// client saw a socket that nobody listened on. Open connections widen the
+// window the shutdown spends killing them.
+func TestStopRemovesSocketFirst(t *testing.T) {
+	h := startHub(t)
+	for range 200 {
+		c, err := net.Dial("unix", h.socket)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+	}
+	done, probing := make(chan struct{}), make(chan struct{})
+	var probes, stale int
+	go func() {
+		defer close(done)
+		for {
+			c, err := net.Dial("unix", h.socket)
+			probes++
+			if err == nil {
+				c.Close()
+				if probes == 1 {
+					close(probing)
+				}
+				continue
+			}
+			// Dialing failed: the file must be gone already.
+			if _, err := os.Lstat(h.socket); err == nil {
+				stale++
+			}
+			return
+		}
+	}()
+	<-probing
+	h.stop()
+	<-done
+	assert.Zero(t, stale, "a socket file nobody listens on (after %d probes)", probes)
+	_, err := os.Lstat(h.socket)
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -139,9 +139,16 @@ func (l *AuditLog) Append(ev Event) error {
 	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
+	}
+	// A write cut short (a full disk) left a line without its newline:
+	// end it first, in the same write, so that this event is not glued to
+	// it. Two shims repairing at once leave an empty line, which readers
+	// ignore.
+	if partialTail(f) {
+		line = append([]byte{'\n'}, line...)
 	}
 	_, werr := f.Write(line)
 	fi, serr := f.Stat()
@@ -155,6 +162,17 @@ func (l *AuditLog) Append(ev Event) error {
 		return l.rotate()
 	}
 	return nil
+}
+
+// partialTail reports whether f is not empty and does not end in a newline.
+func partialTail(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	var b [1]byte
+	_, err = f.ReadAt(b[:], fi.Size()-1)
+	return err == nil && b[0] != '\n'
 }
 
 func (l *AuditLog) maxBytes() int64 {
@@ -201,10 +219,29 @@ func (l *AuditLog) rotate() error {
 
 func (l *AuditLog) rotated(i int) string { return l.Path + "." + strconv.Itoa(i) }
 
+// ReadStats counts the lines a reader went through: every line that is not
+// empty is either read (an event, shown or older than since) or skipped.
+type ReadStats struct {
+	Read    int
+	Skipped int // not an event: cut short by a crash or a full disk, or not JSON
+}
+
+func (st *ReadStats) add(o ReadStats) {
+	st.Read += o.Read
+	st.Skipped += o.Skipped
+}
+
 // Read calls fn with every event at or after since, oldest first, rotated
 // files included. Lines that are not events are skipped: a log cut short by
 // a crash must not hide the rest.
 func (l *AuditLog) Read(since time.Time, fn func(Event, []byte) error) error {
+	_, err := l.Scan(since, fn)
+	return err
+}
+
+// Scan is Read that also counts the lines read and skipped.
+func (l *AuditLog) Scan(since time.Time, fn func(Event, []byte) error) (ReadStats, error) {
+	var st ReadStats
 	for i := l.keep(); i >= 0; i-- {
 		path := l.Path
 		if i > 0 {
@@ -215,20 +252,24 @@ func (l *AuditLog) Read(since time.Time, fn func(Event, []byte) error) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("audit log: %w", err)
+			return st, fmt.Errorf("audit log: %w", err)
 		}
-		_, err = readEvents(f, since, fn)
+		// A last line without its newline is read too: the file is read
+		// whole, and no writer finishes a line it left short.
+		_, fst, err := readEvents(f, since, true, fn)
 		f.Close()
+		st.add(fst)
 		if err != nil {
-			return err
+			return st, err
 		}
 	}
-	return nil
+	return st, nil
 }
 
 // Follow calls fn with every event at or after since, then with each new
-// event as it is appended, until ctx is done. It notices rotation.
-func (l *AuditLog) Follow(ctx context.Context, since time.Time, poll time.Duration, fn func(Event, []byte) error) error {
+// event as it is appended, until ctx is done. It notices rotation. The
+// stats count the lines read and skipped.
+func (l *AuditLog) Follow(ctx context.Context, since time.Time, poll time.Duration, fn func(Event, []byte) error) (st ReadStats, err error) {
 	var f *os.File
 	var offset int64
 	defer func() {
@@ -242,10 +283,11 @@ func (l *AuditLog) Follow(ctx context.Context, since time.Time, poll time.Durati
 		if err != nil {
 			continue
 		}
-		_, err = readEvents(rf, since, fn)
+		_, fst, err := readEvents(rf, since, true, fn)
 		rf.Close()
+		st.add(fst)
 		if err != nil {
-			return err
+			return st, err
 		}
 	}
 	for {
@@ -254,23 +296,35 @@ func (l *AuditLog) Follow(ctx context.Context, since time.Time, poll time.Durati
 			if f, err = os.Open(l.Path); err == nil {
 				offset = 0
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("audit log: %w", err)
+				return st, fmt.Errorf("audit log: %w", err)
 			}
 		}
 		if f != nil {
 			if _, err := f.Seek(offset, io.SeekStart); err != nil {
-				return fmt.Errorf("audit log: %w", err)
+				return st, fmt.Errorf("audit log: %w", err)
 			}
-			n, err := readEvents(f, since, fn)
+			// A last line without its newline may still be being
+			// written: it is read once the file has moved on.
+			n, fst, err := readEvents(f, since, false, fn)
+			st.add(fst)
 			if err != nil {
-				return err
+				return st, err
 			}
 			offset += n
 			// Rotated away: the old file is finished (read above); read
 			// the files rotated since, then switch to the live one.
 			if cur, err := os.Stat(l.Path); err != nil || !sameFile(f, cur) {
-				if err := l.readRotatedAfter(f, since, fn); err != nil {
-					return err
+				// The rotated file is finished: its short last line too.
+				if _, err := f.Seek(offset, io.SeekStart); err != nil {
+					return st, fmt.Errorf("audit log: %w", err)
+				}
+				_, fst, err := readEvents(f, since, true, fn)
+				st.add(fst)
+				if err != nil {
+					return st, err
+				}
+				if err := l.readRotatedAfter(f, since, &st, fn); err != nil {
+					return st, err
 				}
 				f.Close()
 				f = nil
@@ -279,7 +333,7 @@ func (l *AuditLog) Follow(ctx context.Context, since time.Time, poll time.Durati
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return st, nil
 		case <-time.After(poll):
 		}
 	}
@@ -288,7 +342,7 @@ func (l *AuditLog) Follow(ctx context.Context, since time.Time, poll time.Durati
 // readRotatedAfter reads, oldest first, the rotated files newer than old:
 // those rotated while a follower slept. If old is no longer among them,
 // every rotated file is newer.
-func (l *AuditLog) readRotatedAfter(old *os.File, since time.Time, fn func(Event, []byte) error) error {
+func (l *AuditLog) readRotatedAfter(old *os.File, since time.Time, st *ReadStats, fn func(Event, []byte) error) error {
 	newest := l.keep()
 	for i := 1; i <= l.keep(); i++ {
 		if fi, err := os.Stat(l.rotated(i)); err == nil && sameFile(old, fi) {
@@ -301,8 +355,9 @@ func (l *AuditLog) readRotatedAfter(old *os.File, since time.Time, fn func(Event
 		if err != nil {
 			continue
 		}
-		_, err = readEvents(f, since, fn)
+		_, fst, err := readEvents(f, since, true, fn)
 		f.Close()
+		st.add(fst)
 		if err != nil {
 			return err
 		}
@@ -315,32 +370,50 @@ func sameFile(f *os.File, fi fs.FileInfo) bool {
 	return err == nil && os.SameFile(own, fi)
 }
 
-// readEvents reads whole lines from r, returning how many bytes they held; a
-// final line without its newline is left for the next read.
-func readEvents(r io.Reader, since time.Time, fn func(Event, []byte) error) (int64, error) {
+// readEvents reads whole lines from r, returning how many bytes they held
+// and how many lines were read and skipped. A final line without its newline
+// is read when final is set, else left for the next read. Empty lines (what
+// two writers repairing a short line at once leave) are not lines.
+func readEvents(r io.Reader, since time.Time, final bool, fn func(Event, []byte) error) (int64, ReadStats, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var n int64
+	var st ReadStats
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return n, nil
+			if !errors.Is(err, io.EOF) {
+				return n, st, fmt.Errorf("audit log: %w", err)
 			}
-			return n, fmt.Errorf("audit log: %w", err)
+			if !final || len(line) == 0 {
+				return n, st, nil
+			}
 		}
 		n += int64(len(line))
 		line = bytes.TrimSuffix(line, []byte("\n"))
-		var ev Event
-		if json.Unmarshal(line, &ev) != nil || ev.Event == "" {
-			continue
+		if len(line) > 0 {
+			if ferr := readEvent(line, since, &st, fn); ferr != nil {
+				return n, st, ferr
+			}
 		}
-		if !since.IsZero() && ev.Time.Before(since) {
-			continue
-		}
-		if err := fn(ev, line); err != nil {
-			return n, err
+		if err != nil {
+			return n, st, nil
 		}
 	}
+}
+
+// readEvent counts and, if it is an event at or after since, passes on one
+// line.
+func readEvent(line []byte, since time.Time, st *ReadStats, fn func(Event, []byte) error) error {
+	var ev Event
+	if json.Unmarshal(line, &ev) != nil || ev.Event == "" {
+		st.Skipped++
+		return nil
+	}
+	st.Read++
+	if !since.IsZero() && ev.Time.Before(since) {
+		return nil
+	}
+	return fn(ev, line)
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character.

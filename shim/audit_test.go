@@ -79,10 +79,11 @@ func TestAuditFollow(t *testing.T) {
 	got := make(chan string, 100)
 	done := make(chan error, 1)
 	go func() {
-		done <- l.Follow(ctx, time.Time{}, 5*time.Millisecond, func(ev Event, _ []byte) error {
+		_, err := l.Follow(ctx, time.Time{}, 5*time.Millisecond, func(ev Event, _ []byte) error {
 			got <- ev.ID
 			return nil
 		})
+		done <- err
 	}()
 	assert.Equal(t, "first", <-got)
 	// Enough events to rotate the file under the follower.
@@ -101,4 +102,44 @@ func TestAuditFollow(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c", "d", "e", "f"}, ids)
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// TestAuditRepairsShortLine: a write cut short (simulated by truncating the
+// log in the middle of its last line) is ended before the next event, which
+// is not glued to it; the reader skips and counts the short line.
+func TestAuditRepairsShortLine(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl")}
+	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "one"}))
+	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "two", Command: "make test"}))
+	fi, err := os.Stat(l.Path)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(l.Path, fi.Size()-20))
+	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "three"}))
+
+	var ids []string
+	st, err := l.Scan(time.Time{}, func(ev Event, _ []byte) error {
+		ids = append(ids, ev.ID)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"one", "three"}, ids)
+	assert.Equal(t, ReadStats{Read: 2, Skipped: 1}, st)
+	raw, err := os.ReadFile(l.Path)
+	require.NoError(t, err)
+	assert.Equal(t, 3, strings.Count(string(raw), "\n"), "one line each")
+}
+
+// TestAuditLastLineWithoutNewline: an event whose newline alone was lost is
+// read, and the next append ends it rather than joining it.
+func TestAuditLastLineWithoutNewline(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl")}
+	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "one"}))
+	fi, err := os.Stat(l.Path)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(l.Path, fi.Size()-1))
+	assert.Len(t, readAll(t, l, time.Time{}), 1)
+	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "two"}))
+	evs := readAll(t, l, time.Time{})
+	require.Len(t, evs, 2)
+	assert.Equal(t, "two", evs[1].ID)
 }

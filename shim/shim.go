@@ -76,20 +76,23 @@ func Main(ctx context.Context, o Options) int {
 
 // session is one shim invocation.
 type session struct {
-	o       Options
-	getenv  func(string) string
-	now     func() time.Time
-	log     *slog.Logger
-	audit   AuditLog
-	cl      CommandLine
-	program string // the program checked and run
-	source  string // Event.Source
-	ev      Event  // the fields every event shares
-	warn    []string
-	engine  *policy.Engine
-	hub     *hub.Client // nil when no hub runs
-	via     string      // the agent whose envelope carried the command: "Claude Code"
-	trust   policy.Trust
+	o      Options
+	getenv func(string) string
+	now    func() time.Time
+	log    *slog.Logger
+	audit  AuditLog
+	// auditFailed is set once an audit write failed: later failures in
+	// this run are not reported again.
+	auditFailed bool
+	cl          CommandLine
+	program     string // the program checked and run
+	source      string // Event.Source
+	ev          Event  // the fields every event shares
+	warn        []string
+	engine      *policy.Engine
+	hub         *hub.Client // nil when no hub runs
+	via         string      // the agent whose envelope carried the command: "Claude Code"
+	trust       policy.Trust
 	// envelope is set when the program is an agent's envelope: its payload
 	// is what is judged, shown and learnt; the whole program still runs.
 	envelope *policy.Envelope
@@ -137,8 +140,11 @@ func (s *session) record(ev Event) {
 	ev.Time = s.now().UTC() // UTC: no time zone file to load on every run
 	ev.Warnings = append(ev.Warnings, s.warn...)
 	s.warn = nil
-	if err := s.audit.Append(ev); err != nil {
-		s.log.Warn("audit log", "err", err)
+	if err := s.audit.Append(ev); err != nil && !s.auditFailed {
+		// Only in debug mode (s.log discards otherwise): the command's
+		// output stays the command's.
+		s.auditFailed = true
+		s.log.Warn("audit log write failed; further failures in this run are not reported", "err", err)
 	}
 	s.report(ev)
 }

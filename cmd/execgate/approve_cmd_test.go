@@ -62,7 +62,9 @@ func TestApproveOnPty(t *testing.T) {
 		<-exited
 	})
 	out := &syncBuffer{}
+	drained := make(chan struct{}) // the reader saw the pty's end
 	go func() {
+		defer close(drained)
 		buf := make([]byte, 4096)
 		for {
 			n, err := ptmx.Read(buf)
@@ -115,6 +117,13 @@ func TestApproveOnPty(t *testing.T) {
 		t.Fatal("approve did not quit on q")
 	}
 	exited <- nil // for the cleanup
+	// What approve wrote last may still be in the pty: read to its end
+	// (EIO once the child is gone and the buffer drained) before looking.
+	select {
+	case <-drained:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pty did not end after approve exited")
+	}
 	assert.Contains(t, out.String(), "\x1b[?1049l", "the alternate screen was left")
 	list, err := e.dial(t, hub.RoleApprover, "probe").List(context.Background())
 	require.NoError(t, err)

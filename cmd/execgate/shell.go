@@ -152,15 +152,31 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 		}
 		return writeEvent(g.stdout, ev)
 	}
+	var st shim.ReadStats
+	var err error
 	if !f.follow {
-		return audit.Read(since, print)
+		st, err = audit.Scan(since, print)
+	} else {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		st, err = audit.Follow(ctx, since, 250*time.Millisecond, print)
 	}
-	if ctx == nil {
-		ctx = context.Background()
+	reportSkipped(g.stderr, audit.Path, st)
+	return err
+}
+
+// reportSkipped says, on stderr (stdout may be JSON lines for a program),
+// how many lines of the log were not events: cut short by a crash or a full
+// disk, or edited by hand.
+func reportSkipped(w io.Writer, path string, st shim.ReadStats) {
+	if st.Skipped == 0 {
+		return
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return audit.Follow(ctx, since, 250*time.Millisecond, print)
+	fmt.Fprintf(w, "execgate: log: skipped %d of %d lines of %s (rotated files included) as unreadable: cut short by a full disk or a crash, or not an event\n",
+		st.Skipped, st.Read+st.Skipped, oneLineText(path))
 }
 
 // writeEvent prints one event for a person, on one line:
