@@ -37,7 +37,7 @@ var builtinTable = map[string]*builtinOperands{
 	"printf":   {nameOptions: []string{"-v"}, withValue: []string{"-v"}, assigns: true},
 	"getopts":  {names: "second", assigns: true},
 	"unset":    {names: "all"},
-	"wait":     {nameOptions: []string{"-p"}, withValue: []string{"-p"}, assigns: true},
+	"wait":     {nameOptions: []string{"-p"}, withValue: []string{"-p"}, assigns: true, numbers: true},
 	"declare":  {names: "all", assigns: true},
 	"typeset":  {names: "all", assigns: true},
 	"local":    {names: "all", assigns: true},
@@ -107,6 +107,9 @@ func (a *analyzer) builtinWords(seg *Segment, name string, words []word, f frame
 		for _, w := range operands {
 			if name == "ulimit" && w.known && (w.text == "unlimited" || w.text == "soft" || w.text == "hard") {
 				continue
+			}
+			if w.known && strings.HasPrefix(w.text, "%") && (name == "wait" || name == "kill") {
+				continue // a job: %1, %+, %name
 			}
 			a.arithWord(seg, w, f)
 		}
@@ -192,7 +195,7 @@ func (a *analyzer) trapSignals(seg *Segment, args []word) {
 
 // printfConversion matches a printf conversion; group 1 holds the flags,
 // width and precision, group 2 the conversion letter.
-var printfConversion = regexp.MustCompile(`%([-+ #0'*0-9.]*)([a-zA-Z%])`)
+var printfConversion = regexp.MustCompile(`%([-+ #0'*0-9.]*)(\([^)]*\)T|[a-zA-Z%])`)
 
 // printfNumbers checks the arguments printf converts as integers: bash
 // evaluates them as arithmetic.
@@ -217,7 +220,8 @@ func (a *analyzer) printfNumbers(seg *Segment, operands []word, f frame) {
 		for range strings.Count(m[1], "*") {
 			integer = append(integer, true)
 		}
-		integer = append(integer, strings.Contains("diouxX", m[2]))
+		// %(fmt)T takes a time in seconds, an integer too.
+		integer = append(integer, strings.Contains("diouxX", m[2]) || strings.HasSuffix(m[2], "T"))
 	}
 	if len(integer) == 0 {
 		return

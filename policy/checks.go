@@ -654,6 +654,11 @@ func (a *analyzer) credentialArg(program string, args []word) string {
 		if i := strings.Index(t, "=@"); i >= 0 {
 			candidates = append(candidates, t[i+2:])
 		}
+		if isOption(t) && !strings.HasPrefix(t, "--") {
+			if letters := clusterLetters(t); letters != "" && len(letters)+1 < len(t) {
+				candidates = append(candidates, t[len(letters)+1:]) // -rf/proc/self/environ
+			}
+		}
 		// host:path (scp, rsync) and rev:path (git show).
 		if i := strings.LastIndexByte(t, ':'); i >= 0 && !strings.Contains(t, "://") {
 			candidates = append(candidates, t[i+1:])
@@ -952,8 +957,12 @@ func (a *analyzer) holdsCredentials(p string) bool {
 	if abs == "" {
 		return true // relative to a directory the analysis cannot follow: it may be ~
 	}
-	if abs == "/" {
-		return true
+	if abs == "/" || a.home != "" && strings.HasPrefix(a.home, abs+"/") {
+		return true // / and every directory above the home: /home, /Users
+	}
+	switch abs {
+	case "/home", "/Users", "/root":
+		return true // every home
 	}
 	for _, sample := range a.r.Paths["credential-samples"] {
 		if strings.HasPrefix(sample, n+"/") || strings.HasPrefix(sample, abs+"/") {

@@ -67,6 +67,9 @@ func matchingSpecIn(specs []string, arg string, withValue []string) string {
 // clusterLetters returns the letters and digits of a short-option cluster
 // up to the first other character: for -nes/a/x, "nes".
 func clusterLetters(arg string) string {
+	if len(arg) < 2 {
+		return ""
+	}
 	i := 1
 	for i < len(arg) && (isLetter(arg[i]) || arg[i] >= '0' && arg[i] <= '9') {
 		i++
