@@ -56,6 +56,9 @@ func (a *analyzer) effectOf(r Reason) string {
 		return e
 	}
 	if ru := a.r.ruleByID(r.Rule); ru != nil && ru.Effect != "" {
+		if ru.Effect == "credentials" {
+			return EffectCredentials
+		}
 		return ru.Effect
 	}
 	if strings.HasPrefix(r.Rule, "wrapper-") && r.Risk == Dangerous {

@@ -259,6 +259,7 @@ func (c *codeRule) regexp() (*regexp.Regexp, error) {
 var effects = map[string]bool{
 	"code": true, "library": true, "write": true, "upload": true,
 	"download": true, "listen": true, "privilege": true, "config": true,
+	"credentials": true, // reads or prints secrets
 }
 
 // rules is the rule table with its indexes.
