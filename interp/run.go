@@ -71,7 +71,7 @@ type Options struct {
 	// (at most MaxBytes), and the size of Result.Tail.
 	TailBytes int64
 	// SpillDir is where the full output of a cut command is saved
-	// (DefaultSpillDir); "" disables saving.
+	// (the shim uses $XDG_STATE_HOME/execgate/output); "" disables saving.
 	SpillDir string
 	// SpillMaxBytes bounds each spill file; 0 disables saving.
 	SpillMaxBytes int64

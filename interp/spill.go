@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/adrg/xdg"
 )
 
 // Spill file naming. The timestamp is fixed-width UTC so that names sort in
@@ -23,13 +21,6 @@ const (
 // commands print far less than the cap, and for them no file is ever
 // created; past this size memory matters more than one file operation.
 const eagerSpill = 1 << 20
-
-// DefaultSpillDir returns the directory for spill files,
-// $XDG_STATE_HOME/execgate/output. It holds nothing else, so pruning it
-// cannot touch other state.
-func DefaultSpillDir() string {
-	return filepath.Join(xdg.StateHome, "execgate", "output")
-}
 
 // spill writes the full combined output to a file so that the marker line can
 // point at it. The file is created lazily (see eagerSpill), kept only if the

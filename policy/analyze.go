@@ -672,15 +672,8 @@ func (a *analyzer) numericValue(seg *Segment, w *syntax.Word) bool {
 // checkVar flags an environment variable that changes what programs load
 // or run.
 func (a *analyzer) checkVar(seg *Segment, name string) {
-	if a.r.dangerVars[name] {
+	if a.dangerousVar(name) {
 		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sets %s, which changes what programs load or run", name), Rule: "dangerous-variable"})
-		return
-	}
-	for _, p := range a.r.Assignments.Prefixes {
-		if strings.HasPrefix(name, p) {
-			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sets %s, which changes what programs load or run", name), Rule: "dangerous-variable"})
-			return
-		}
 	}
 }
 

@@ -939,8 +939,8 @@ func recursiveReader(program string, args []word) bool {
 		return false
 	}
 	switch program {
-	case "rg", "ag", "ack", "tar", "rsync", "du", "wc", "md5sum", "sha256sum", "sha1sum":
-		return program != "du" && program != "wc" && program != "md5sum" && program != "sha256sum" && program != "sha1sum" || has("-r", "-R")
+	case "rg", "ag", "ack", "tar", "rsync":
+		return true // recursive by default (tar c, rsync DIR)
 	case "grep", "egrep", "fgrep", "zgrep":
 		return has("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse")
 	case "cp", "scp", "zip", "chmod", "chown", "diff", "git":

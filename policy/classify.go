@@ -287,37 +287,6 @@ func isOptionShape(w word) bool {
 	return strings.HasPrefix(w.text, unknownShape) || strings.HasPrefix(w.text, "-")
 }
 
-func isAssignmentWord(s string) bool {
-	n, _, ok := strings.Cut(s, "=")
-	if !ok || n == "" {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if !(c == '_' || isLetter(c) || (i > 0 && c >= '0' && c <= '9')) {
-			return false
-		}
-	}
-	return true
-}
-
-// optionValue returns the value of the option word at args[*i]: after
-// "=" for a long option, else the next word (advancing *i past it). Short
-// options in a cluster (bash -lc CMD) take the next word too.
-func optionValue(args []word, i *int, opt string) (word, bool) {
-	t := args[*i].text
-	if strings.HasPrefix(t, "--") {
-		if _, v, ok := strings.Cut(t, "="); ok {
-			return word{text: v, known: args[*i].known}, true
-		}
-	}
-	if *i+1 < len(args) {
-		*i++
-		return args[*i], true
-	}
-	return word{}, false
-}
-
 func matchesAny(specs []string, arg string) bool {
 	for _, s := range specs {
 		if optionMatches(s, arg) {
