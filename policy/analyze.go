@@ -137,6 +137,10 @@ type analyzer struct {
 	// names of files in the workspace.
 	stdinNames bool
 	lastView   *argsView // see view
+	// written holds the files the program writes, so that running one of
+	// them later in the same program is not taken for running a file of
+	// the workspace: its content is the program's own, unseen.
+	written map[string]bool
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool

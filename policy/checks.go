@@ -897,6 +897,12 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 		return
 	}
 	abs := a.resolve(target.text)
+	if abs != "" {
+		if a.written == nil {
+			a.written = map[string]bool{}
+		}
+		a.written[abs] = true
+	}
 	switch {
 	case abs == "":
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, relative to a directory execgate cannot follow (unknown)", what(op), target.text), Rule: "unknown-directory-write"})

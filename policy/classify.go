@@ -992,7 +992,7 @@ func (a *analyzer) workspaceFile(w word) bool {
 		return false
 	}
 	abs := a.resolve(w.text)
-	return abs != "" && a.insideWorkspace(abs) && !a.pathIn("code-loading", a.normPath(w.text))
+	return abs != "" && a.insideWorkspace(abs) && !a.pathIn("code-loading", a.normPath(w.text)) && !a.written[abs]
 }
 
 // inputNames flags a command given file names read from its input (xargs
