@@ -842,7 +842,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		}
 		if m := matchingSpecIn(spec.ModuleOptions, t, withValue); m != "" {
 			if mod, ok := optionArgument(args, &i, m); ok {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file", Coverable: mod.known})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file", Coverable: mod.known && !a.wroteModule(mod.text)})
 				return false
 			}
 		}
@@ -982,6 +982,19 @@ func quotedStrings(s string) []string {
 		i += j + 1
 	}
 	return out
+}
+
+// wroteModule reports whether the program wrote a file that the module
+// name could load (evil.py or evil/… for python -m evil).
+func (a *analyzer) wroteModule(mod string) bool {
+	top, _, _ := strings.Cut(mod, ".")
+	for p := range a.written {
+		base := path.Base(p)
+		if strings.TrimSuffix(base, path.Ext(base)) == top || strings.Contains(p, "/"+top+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // workspaceFile reports whether w names a file inside the workspace, not a
