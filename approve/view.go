@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/prompt"
+	"github.com/execgate/execgate/internal/display"
 )
 
 // SGR sequences used when colour is on.
@@ -109,7 +109,7 @@ func (m *model) header() []line {
 	default:
 		title = append(title, span{fmt.Sprintf(" · %d pending", len(m.items)), ""})
 		if m.o.Name != "" {
-			title = append(title, span{" · as " + prompt.Escape(m.o.Name), ""})
+			title = append(title, span{" · as " + display.Escape(m.o.Name), ""})
 		}
 	}
 	return []line{title, nil}
@@ -152,9 +152,9 @@ func (m *model) row(it item, sel bool) line {
 	}
 	return line{
 		{marker + shortID(it.ID) + "  ", style},
-		{fmt.Sprintf("%-12s", prompt.Escape(it.Risk)), riskSGR(it.Risk)},
-		{fmt.Sprintf("  %-8s  %s: ", left, prompt.Escape(it.AgentID)), style},
-		{prompt.Escape(it.Command), style},
+		{fmt.Sprintf("%-12s", display.Escape(it.Risk)), riskSGR(it.Risk)},
+		{fmt.Sprintf("  %-8s  %s: ", left, display.Escape(it.AgentID)), style},
+		{display.Escape(it.Command), style},
 	}
 }
 
@@ -199,7 +199,7 @@ func (m *model) field(rows []line, label string, values []string, marker, sgr st
 		if v == "" {
 			mark = strings.TrimSpace(marker)
 		}
-		for j, chunk := range wrap(prompt.Escape(v), avail) {
+		for j, chunk := range wrap(display.Escape(v), avail) {
 			if j > 0 {
 				lead, mark = indent, strings.Repeat(" ", len(marker))
 			}
@@ -386,13 +386,13 @@ func Duration(d time.Duration) string {
 func ShortID(id string) string { return shortID(id) }
 
 func shortID(id string) string {
-	toks := tokens(prompt.Escape(id))
+	toks := tokens(display.Escape(id))
 	return strings.Join(toks[:min(len(toks), 8)], "")
 }
 
 // summary names a request in a status line.
 func summary(a hub.Approval) string {
-	return shortID(a.ID) + " " + prompt.Escape(a.Command)
+	return shortID(a.ID) + " " + display.Escape(a.Command)
 }
 
 // PastTense words a decision for a person: "allowed once".
@@ -402,12 +402,12 @@ func PastTense(decision string) string {
 			return t.text
 		}
 	}
-	return "resolved (" + prompt.Escape(decision) + ")"
+	return "resolved (" + display.Escape(decision) + ")"
 }
 
 func escapeOr(s, empty string) string {
 	if s == "" {
 		return empty
 	}
-	return prompt.Escape(s)
+	return display.Escape(s)
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/execgate/execgate/internal/display"
 )
 
 // Report is what Check finds in a configuration file.
@@ -51,7 +53,7 @@ func (r Report) Lines(home string) []string {
 	switch {
 	case r.Unusable != nil:
 		return []string{fmt.Sprintf("%s: error: %s (the file cannot be used: every command is refused until it is fixed; 'execgate config edit' installs only a file that parses)",
-			path, oneLine(r.Unusable.Err.Error()))}
+			path, display.Flatten(r.Unusable.Err.Error(), 0))}
 	case r.Missing:
 		return []string{path + ": no such file; the built-in defaults apply"}
 	case len(r.Warnings) == 0:
@@ -59,7 +61,7 @@ func (r Report) Lines(home string) []string {
 	}
 	lines := make([]string, len(r.Warnings))
 	for i, w := range r.Warnings {
-		lines[i] = path + ": warning: " + oneLine(w)
+		lines[i] = path + ": warning: " + display.Flatten(w, 0)
 	}
 	return lines
 }

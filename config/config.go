@@ -18,6 +18,8 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/internal/jsonstrict"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -178,54 +180,23 @@ func ParseConfig(raw []byte) (*Config, []string, error) {
 // be the one meant (a second "agents" block would hide a denylist), so the
 // file is ambiguous. raw must already have decoded without error.
 func checkDuplicateKeys(raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var dup error
-	var walk func(path string) bool
-	walk = func(path string) bool {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				// The key starts after the separator and any blanks.
-				start := dec.InputOffset()
-				start += int64(len(raw[start:]) - len(bytes.TrimLeft(raw[start:], " \t\r\n,")))
-				kt, err := dec.Token()
-				key, ok := kt.(string)
-				if err != nil || !ok {
-					return false
-				}
-				if seen[key] {
-					where := "at the top level"
-					if path != "" {
-						where = "in " + path
-					}
-					dup = positionError(raw, start, "ambiguous JSON", fmt.Sprintf("duplicate key %s %s", quote(key), where))
-					return false
-				}
-				seen[key] = true
-				if !walk(joinPath(path, key)) {
-					return false
+	var dup *jsonstrict.DuplicateKeyError
+	if err := jsonstrict.Check(raw); errors.As(err, &dup) {
+		where := "at the top level"
+		if len(dup.Path) > 0 {
+			path := ""
+			for _, k := range dup.Path {
+				if strings.HasPrefix(k, "[") {
+					path += k
+				} else {
+					path = joinPath(path, k)
 				}
 			}
-		case json.Delim('['):
-			for i := 0; dec.More(); i++ {
-				if !walk(fmt.Sprintf("%s[%d]", path, i)) {
-					return false
-				}
-			}
-		default:
-			return true
+			where = "in " + path
 		}
-		_, err = dec.Token() // the closing delimiter
-		return err == nil
+		return positionError(raw, dup.Offset, "ambiguous JSON", fmt.Sprintf("duplicate key %s %s", quote(dup.Key), where))
 	}
-	walk("")
-	return dup
+	return nil
 }
 
 // decodeObject decodes raw as a single JSON object, numbers kept as
@@ -704,19 +675,8 @@ func describe(v any) string {
 // quote quotes s for a message, shortened so a warning stays one short line.
 func quote(s string) string { return strconv.Quote(truncate(s)) }
 
-func truncate(s string) string {
-	const limit = 60
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// truncate shortens s for a message.
+func truncate(s string) string { return display.Shorten(s, 60) }
 
 // jsonText shows a value as it would be written in the file.
 func jsonText(v any) string {

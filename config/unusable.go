@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/execgate/execgate/internal/display"
 )
 
 // UnusableError says why a configuration file that exists cannot be used at
@@ -30,7 +32,7 @@ const FixHint = "fix it or run 'execgate config check'"
 //
 //	execgate: config ~/.config/execgate/exec-approvals.json: line 3, column 5: invalid JSON: … — fix it or run 'execgate config check'
 func (e *UnusableError) Refusal(home string) string {
-	return "execgate: config " + displayPath(e.Path, home) + ": " + oneLine(e.Err.Error()) + " — " + FixHint
+	return "execgate: config " + displayPath(e.Path, home) + ": " + display.Flatten(e.Err.Error(), 0) + " — " + FixHint
 }
 
 // AsUnusable reports whether err is (or wraps) an *UnusableError.
@@ -53,11 +55,6 @@ func displayPath(path, home string) string {
 		return strconv.Quote(path)
 	}
 	return path
-}
-
-// oneLine keeps a message on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 }
 
 // denyAllConfig is what an unusable file stands for, should a caller use the

@@ -24,6 +24,8 @@ import (
 	shinterp "mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -213,7 +215,7 @@ func runEngine(ctx context.Context, o EngineOptions, refuse bool) (Result, error
 		start: exported(expand.ListEnviron(env...)), open: shinterp.DefaultOpenHandler()}
 	if e.check == nil {
 		e.check = func(context.Context, Command) error {
-			return errors.New("execgate: denied: no checker is configured for the interp engine")
+			return denial.New("no checker is configured for the interp engine")
 		}
 	}
 
@@ -329,7 +331,7 @@ func (e *engine) callHandler(ctx context.Context, args []string) ([]string, erro
 	for _, c := range code {
 		if err := policy.CheckNesting(c); err != nil {
 			hc := shinterp.HandlerCtx(ctx)
-			fmt.Fprintln(hc.Stderr, oneLine("execgate: not run: "+args[i]+": "+err.Error()))
+			fmt.Fprintln(hc.Stderr, display.Flatten("execgate: not run: "+args[i]+": "+err.Error(), 0))
 			return nil, shinterp.ExitStatus(ExitRefused)
 		}
 	}
@@ -407,7 +409,7 @@ func (e *engine) execHandler(shinterp.ExecHandlerFunc) shinterp.ExecHandlerFunc 
 				return context.Cause(ctx) // stops the program
 			}
 			e.log.Debug("command refused", "argv", c.Argv, "err", err)
-			fmt.Fprintln(hc.Stderr, oneLine(err.Error()))
+			fmt.Fprintln(hc.Stderr, display.Flatten(err.Error(), 0))
 			return shinterp.ExitStatus(ExitRefused)
 		}
 		e.log.Debug("command allowed", "argv", c.Argv)
@@ -484,7 +486,7 @@ func (e *engine) script(ctx context.Context, hc shinterp.HandlerContext, path st
 		return shinterp.ExitStatus(126)
 	}
 	if err := policy.CheckNesting(string(b)); err != nil {
-		fmt.Fprintln(hc.Stderr, oneLine("execgate: not run: "+args[0]+": "+err.Error()))
+		fmt.Fprintln(hc.Stderr, display.Flatten("execgate: not run: "+args[0]+": "+err.Error(), 0))
 		return shinterp.ExitStatus(ExitRefused)
 	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(string(b)), args[0])
@@ -493,7 +495,7 @@ func (e *engine) script(ctx context.Context, hc shinterp.HandlerContext, path st
 		return shinterp.ExitStatus(2)
 	}
 	if reasons := Unsupported(f); len(reasons) > 0 {
-		fmt.Fprintln(hc.Stderr, oneLine("execgate: not run: "+args[0]+": "+(&UnsupportedError{reasons}).Error()))
+		fmt.Fprintln(hc.Stderr, display.Flatten("execgate: not run: "+args[0]+": "+(&UnsupportedError{reasons}).Error(), 0))
 		return shinterp.ExitStatus(ExitRefused)
 	}
 	subshellPipelines(f)
@@ -525,7 +527,7 @@ func (e *engine) openHandler(ctx context.Context, path string, flag int, perm os
 			}
 			// Only an *os.PathError fails the redirection alone; any other
 			// error would stop the program.
-			return nil, &os.PathError{Op: "open", Path: path, Err: errors.New(oneLine(err.Error()))}
+			return nil, &os.PathError{Op: "open", Path: path, Err: errors.New(display.Flatten(err.Error(), 0))}
 		}
 	}
 	return e.open(ctx, path, flag, perm)
@@ -777,12 +779,6 @@ func syntaxError(name string, err error) string {
 		return fmt.Sprintf("%s: line %d: syntax error: %s", name, pe.Pos.Line(), pe.Text)
 	}
 	return fmt.Sprintf("%s: syntax error: %v", name, err)
-}
-
-// oneLine joins the lines of s with spaces: a reason must not be able to
-// add lines of its own to the program's output.
-func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 }
 
 // output is the subset of Options that shapes captured output.

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/execgate/execgate/internal/display"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -960,11 +961,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-// oneLine keeps the first line of s.
-func oneLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
+// oneLine shows a part of the command (code, an error) inside a reason: on
+// one line, bounded, escaped later by whatever shows the reason.
+func oneLine(s string) string { return display.Flatten(s, maxQuoted) }
+
+// maxQuoted bounds a part of the command quoted in a reason.
+const maxQuoted = 200
 
 // quotedStrings returns the contents of the '…' and "…" literals in s.
 func quotedStrings(s string) []string {

@@ -5,6 +5,6 @@
 // what the human said (or that nobody answered in time); applying the
 // policy's askFallback stays with the caller, because only the caller holds
 // the allowlist it needs. Everything shown to the human goes through
-// [Escape], so a command cannot hide text from, or forge lines in, the
+// [display.Escape], so a command cannot hide text from, or forge lines in, the
 // prompt that approves it.
 package prompt

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/execgate/execgate/internal/display"
 	"golang.org/x/term"
 )
 
@@ -18,7 +19,7 @@ import (
 //
 // The screen shows the command (one row per source line, each marked with
 // "|"; rows wrapped to fit the terminal are indented instead), the cwd, agent,
-// risk and reasons, all through Escape, then a countdown. Keys: o allows
+// risk and reasons, all through display.Escape, then a countdown. Keys: o allows
 // once, a allows always, d or n denies, and so do Esc, Ctrl-C and Ctrl-D.
 // Only a lone key press can allow: a read holding several bytes (a paste, an
 // escape sequence) is ignored unless it holds Ctrl-C or Ctrl-D, which deny.
@@ -311,8 +312,8 @@ func (s *screen) field(b *strings.Builder, label string, lines []string, marker,
 		}
 		b.WriteString(s.styleOn(style))
 		used := 0
-		for tok := range escaped(line) {
-			if used > 0 && used+tok.cells > avail {
+		for tok := range display.Tokens(line) {
+			if used > 0 && used+tok.Cells > avail {
 				b.WriteString(s.styleOff(style))
 				b.WriteString("\r\n")
 				b.WriteString(indent)
@@ -320,8 +321,8 @@ func (s *screen) field(b *strings.Builder, label string, lines []string, marker,
 				b.WriteString(s.styleOn(style))
 				used = 0
 			}
-			b.WriteString(tok.text)
-			used += tok.cells
+			b.WriteString(tok.Text)
+			used += tok.Cells
 		}
 		b.WriteString(s.styleOff(style))
 		b.WriteString("\r\n")

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/pattern"
 	"github.com/execgate/execgate/policy"
@@ -105,7 +107,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 	case policy.AskHuman:
 	default:
 		// Deny, or anything this version does not know: fail closed.
-		return verdict{by: ByPolicy, message: "execgate: denied: " + denyReason(req, res)}
+		return verdict{by: ByPolicy, message: denial.Line(denyReason(req, res))}
 	}
 
 	pr := prompt.Request{
@@ -124,7 +126,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 	v := verdict{approvalID: id, by: ans.By}
 	switch {
 	case err != nil && (interrupted || ctx.Err() != nil):
-		v.by, v.message = ByPolicy, "execgate: denied: interrupted while waiting for approval"
+		v.by, v.message = ByPolicy, denial.Line("interrupted while waiting for approval")
 		return v
 	case err != nil && !errors.Is(err, prompt.ErrUnavailable):
 		// A channel broke while asking (the hub died, the terminal went
@@ -132,7 +134,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 		// says, so that a crash is never read as permission.
 		s.warnf("ask: %v", err)
 		v.by = ByFallback
-		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; asking failed: %s)", denyReason(req, res), oneLine(err.Error()))
+		v.message = denial.Errorf("%s (needs approval; asking failed: %s)", denyReason(req, res), err).Error()
 		return v
 	case err != nil:
 		v.by, v.nobody = ByFallback, true
@@ -140,7 +142,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 			v.allow = true
 			return v
 		}
-		v.message = fmt.Sprintf("execgate: denied: %s (needs approval; nobody to ask; askFallback=%s)", denyReason(req, res), p.AskFallback)
+		v.message = denial.Errorf("%s (needs approval; nobody to ask; askFallback=%s)", denyReason(req, res), p.AskFallback).Error()
 		return v
 	case ans.TimedOut:
 		v.by, v.timedOut = ByFallback, true
@@ -148,7 +150,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 			v.allow = true
 			return v
 		}
-		v.message = fmt.Sprintf("execgate: approval timed out after %s (askFallback=%s); not run", seconds(p.TimeoutMs), p.AskFallback)
+		v.message = denial.Errorf("approval timed out after %s (askFallback=%s)", seconds(p.TimeoutMs), p.AskFallback).Error()
 		return v
 	}
 	if v.by == "" {
@@ -161,7 +163,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 		v.allow = true
 		v.added = s.allowAlways(ctx, req, configPath, res)
 	default:
-		v.message = fmt.Sprintf("execgate: denied: refused by the user (%s)", v.by)
+		v.message = denial.Errorf("refused by the user (%s)", v.by).Error()
 	}
 	return v
 }
@@ -198,7 +200,7 @@ func denyReason(req policy.Request, res policy.Result) string {
 	if req.Policy.Ask == config.AskOff && req.Policy.Security != config.SecurityFull {
 		reason += " (ask=off)"
 	}
-	return oneLine(reason)
+	return reason
 }
 
 // notCovered explains an ask without reasons: a safe command that the
@@ -206,20 +208,14 @@ func denyReason(req policy.Request, res policy.Result) string {
 func notCovered(res policy.Result) string {
 	for _, seg := range res.Segments {
 		if !seg.Covered {
-			return fmt.Sprintf("%s is not on the allowlist", oneLine(seg.Text))
+			return fmt.Sprintf("%s is not on the allowlist", display.Flatten(seg.Text, maxShown))
 		}
 	}
 	return "approval required for every command (ask=always)"
 }
 
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	const max = 300
-	if len(s) > max {
-		s = truncateUTF8(s, max) + "…"
-	}
-	return s
-}
+// maxShown bounds command text quoted in a reason.
+const maxShown = 300
 
 // allowAlways saves a pattern for each segment that needed approval, so
 // that the same command runs without asking next time, and returns the
@@ -250,7 +246,7 @@ func (s *session) allowAlways(ctx context.Context, req policy.Request, configPat
 	for _, seg := range targets {
 		p := engine.Suggest(seg)
 		if p == "" {
-			s.warnf("allow always: no pattern describes %q; it will be asked again", oneLine(seg.Text))
+			s.warnf("allow always: no pattern describes %q; it will be asked again", display.Flatten(seg.Text, maxShown))
 			continue
 		}
 		if !slices.Contains(patterns, p) {

@@ -12,6 +12,8 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 )
@@ -42,7 +44,7 @@ func (s *session) engineUnsupported() []string {
 	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(s.program), "")
 	if err != nil {
-		return append(out, "does not parse: "+oneLine(err.Error()))
+		return append(out, "does not parse: "+display.Flatten(err.Error(), 0))
 	}
 	return append(out, interp.Unsupported(f, s.cl.Set...)...)
 }
@@ -102,7 +104,7 @@ func (s *session) runEngine(ctx context.Context, run interp.Options, req policy.
 		}
 		ev := s.ev
 		ev.Event, ev.Decision = EventDenied, string(policy.Deny)
-		ev.Message = "execgate: denied: the interp engine cannot run this as bash would: " + oneLine(strings.Join(unsupported.Reasons, "; "))
+		ev.Message = denial.Line("the interp engine cannot run this as bash would: " + strings.Join(unsupported.Reasons, "; "))
 		s.record(ev)
 		fmt.Fprintln(s.o.Stderr, ev.Message)
 		return ExitDenied, 0
@@ -125,7 +127,7 @@ type judge struct {
 func (j *judge) command(ctx context.Context, c interp.Command) error {
 	src, err := commandSource(c, j.req.Cwd)
 	if err != nil {
-		return fmt.Errorf("execgate: denied: %v", err)
+		return denial.New(err.Error())
 	}
 	return j.decide(ctx, src)
 }
@@ -138,7 +140,7 @@ func (j *judge) open(ctx context.Context, path string, flag int) error {
 	}
 	q, err := syntax.Quote(path, syntax.LangBash)
 	if err != nil {
-		return errors.New("execgate: denied: a file name that cannot be written in shell syntax")
+		return denial.New("a file name that cannot be written in shell syntax")
 	}
 	return j.decide(ctx, ": >"+q)
 }

@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -635,7 +636,7 @@ func promptCode(line string) []string {
 			doc, err = syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(v.text))
 		}
 		if err != nil {
-			code = append(code, "# "+as.Name.Value+" does not parse: "+oneLine(err.Error()), "eval "+quoteBash(v.text))
+			code = append(code, "# "+as.Name.Value+" does not parse: "+display.Flatten(err.Error(), 0), "eval "+quoteBash(v.text))
 			return
 		}
 		syntax.Walk(doc, func(n syntax.Node) bool {

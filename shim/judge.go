@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
 )
@@ -172,7 +173,7 @@ func judgeSession(o JudgeOptions) (*session, string) {
 func Refuse(o JudgeOptions, risk, reason string) Judgement {
 	s, cwd := judgeSession(o)
 	j := Judgement{Risk: risk, DecidedBy: ByPolicy, ID: newID(), Reasons: []string{reason},
-		Message: "execgate: denied: " + oneLine(reason)}
+		Message: denial.Line(reason)}
 	s.record(Event{
 		Event: EventDenied, ID: j.ID, Pid: os.Getpid(), Agent: config.DetectAgent(o.Agent, s.getenv, s.o.Environ),
 		Cwd: cwd, Command: o.Command, Via: o.Via, Source: o.Source, Risk: j.Risk, Reasons: j.Reasons,

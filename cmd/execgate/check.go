@@ -14,8 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
-	"github.com/execgate/execgate/prompt"
 )
 
 // Exit statuses of check --exit-code.
@@ -142,7 +142,7 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 		}
 	} else {
 		if wrapped {
-			fmt.Fprintf(g.stdout, "%s, judging its payload: %s\n", env, prompt.Escape(env.Payload))
+			fmt.Fprintf(g.stdout, "%s, judging its payload: %s\n", env, display.Escape(env.Payload))
 		}
 		writeExplanation(g.stdout, res, c.base.Policy, useColor(g))
 	}
@@ -334,17 +334,17 @@ func writeExplanation(w io.Writer, r policy.Result, p config.Policy, color bool)
 		return
 	}
 	for _, s := range r.Segments {
-		fmt.Fprintf(w, "\n  %s  %s\n", paint(fmt.Sprintf("%-12s", s.Risk), s.Risk), oneLineText(s.Text))
+		fmt.Fprintf(w, "\n  %s  %s\n", paint(fmt.Sprintf("%-12s", s.Risk), s.Risk), display.Escape(s.Text))
 		if s.Argv == nil {
 			fmt.Fprintln(w, "      argv: (dynamic)")
-		} else if len(s.Argv) > 0 && strings.Join(s.Argv, " ") != oneLineText(s.Text) {
-			fmt.Fprintf(w, "      argv: %s\n", prompt.Escape(strings.Join(s.Argv, " ")))
+		} else if len(s.Argv) > 0 && strings.Join(s.Argv, " ") != display.Escape(s.Text) {
+			fmt.Fprintf(w, "      argv: %s\n", display.Escape(strings.Join(s.Argv, " ")))
 		}
 		if len(s.Wrappers) > 0 {
 			fmt.Fprintf(w, "      via:  %s\n", strings.Join(s.Wrappers, " → "))
 		}
 		for _, reason := range s.Reasons {
-			fmt.Fprintf(w, "      - %s\n", prompt.Escape(reason.Text))
+			fmt.Fprintf(w, "      - %s\n", display.Escape(reason.Text))
 		}
 		switch {
 		case s.Denylist != "":
@@ -365,10 +365,4 @@ func decisionWord(d policy.Decision) string {
 		return "deny"
 	}
 	return "ask"
-}
-
-// oneLineText shows a segment on one line with nothing hidden: control
-// characters and invisible runes are escaped, as in the approval prompt.
-func oneLineText(s string) string {
-	return prompt.Escape(s)
 }

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/execgate/execgate/shim"
 	"testing"
+
+	"github.com/execgate/execgate/shim"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -18,7 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/execgate/execgate/prompt"
+	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/internal/jsonstrict"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -269,7 +271,7 @@ func runHook(g *globals, a hookAgent, f hookFlags) (err error) {
 	defer func() {
 		// A bug must still end in a refusal the agent understands.
 		if p := recover(); p != nil {
-			v = hookVerdict{hookDeny, fmt.Sprintf("execgate: denied: internal error: %v", p)}
+			v = hookVerdict{hookDeny, denial.Errorf("internal error: %v", p).Error()}
 		}
 		err = writeHookAnswer(g, a.encode(v))
 	}()
@@ -280,10 +282,9 @@ func runHook(g *globals, a hookAgent, f hookFlags) (err error) {
 		})
 	}
 	if err != nil {
-		// Our own words, quoting what they cite: bounded, not escaped.
 		// Judge never saw it: the refusal is logged here.
-		reason := bounded(strings.Join(strings.Fields(err.Error()), " "))
-		v = hookVerdict{hookDeny, "execgate: denied: " + reason}
+		reason := err.Error()
+		v = hookVerdict{hookDeny, denial.Line(reason)}
 		shim.Refuse(shim.JudgeOptions{Agent: agentID, Via: a.via, Source: "hook", Getenv: getenv, Stderr: stderrFile(g)}, "", reason)
 	}
 	slog.Debug("hook", "agent", a.name, "decision", v.decision, "reason", v.reason)
@@ -294,7 +295,7 @@ func runHook(g *globals, a hookAgent, f hookFlags) (err error) {
 // a line on stderr still refuse: exit 1 would let every agent run the tool.
 func writeHookAnswer(g *globals, ans hookAnswer) error {
 	if _, err := io.WriteString(g.stdout, ans.stdout); err != nil {
-		fmt.Fprintf(g.stderr, "execgate: denied: cannot write the answer: %v\n", err)
+		fmt.Fprintln(g.stderr, denial.Errorf("cannot write the answer: %v", err))
 		return exitCodeError{exitBlock}
 	}
 	io.WriteString(g.stderr, ans.stderr)
@@ -365,7 +366,7 @@ func (a hookAgent) decode(raw []byte) (req hookRequest, shell bool, err error) {
 	if !utf8.Valid(raw) {
 		return req, false, errors.New("the hook input is not valid UTF-8")
 	}
-	if err := checkJSON(raw); err != nil {
+	if err := jsonstrict.Check(raw); err != nil {
 		return req, false, fmt.Errorf("the hook input is not one JSON object: %w", err)
 	}
 	var top map[string]json.RawMessage
@@ -441,60 +442,6 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 	return s, nil
 }
 
-// checkJSON accepts exactly one JSON value with no object key repeated at
-// any depth: parsers disagree on which of two keys wins, and the command
-// judged must be the one the agent runs. The walk keeps its own stack, so
-// deep nesting costs memory bounded by the input, not goroutine stack.
-func checkJSON(raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	type frame struct {
-		keys   map[string]bool // nil for an array
-		wanted bool            // the next string token is a key
-	}
-	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return io.ErrUnexpectedEOF // the value never ended
-		}
-		if err != nil {
-			return err
-		}
-		top := len(stack) - 1
-		if top >= 0 && stack[top].keys != nil && stack[top].wanted {
-			if key, ok := tok.(string); ok {
-				if stack[top].keys[key] {
-					return fmt.Errorf("key %q appears twice", key)
-				}
-				stack[top].keys[key] = true
-				stack[top].wanted = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{keys: map[string]bool{}, wanted: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:top]
-		}
-		if len(stack) == 0 {
-			// One value read: anything after it is a second value.
-			if _, err := dec.Token(); err != io.EOF {
-				return errors.New("data after the object")
-			}
-			return nil
-		}
-		if stack[len(stack)-1].keys != nil {
-			stack[len(stack)-1].wanted = true // a value was read: a key comes next
-		}
-	}
-}
-
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
@@ -511,17 +458,18 @@ func (a hookAgent) judge(ctx context.Context, req hookRequest, budget time.Durat
 	case j.Unanswered && a.deferAsk:
 		// The agent's own prompt reaches the person execgate could not:
 		// better than applying askFallback on their behalf.
-		return hookVerdict{hookAsk, "execgate: needs approval: " + oneLineReason(firstReason(j.Reasons))}
+		return hookVerdict{hookAsk, "execgate: needs approval: " + display.Line(firstReason(j.Reasons), maxAskReason)}
 	case j.Allow:
 		return hookVerdict{hookAllow, allowReason(j)}
 	case ctx.Err() != nil && !j.TimedOut:
-		return hookVerdict{hookDeny, fmt.Sprintf("execgate: denied: approval timed out: no answer within the hook's time budget (%s)", budget)}
+		return hookVerdict{hookDeny, denial.Errorf("approval timed out: no answer within the hook's time budget (%s)", budget).Error()}
 	}
+	// Judge's message is already one refusal line (package denial).
 	msg := j.Message
 	if msg == "" {
-		msg = "execgate: denied"
+		msg = denial.Line("the command was not allowed")
 	}
-	return hookVerdict{hookDeny, oneLineReason(msg)}
+	return hookVerdict{hookDeny, msg}
 }
 
 func firstReason(reasons []string) string {
@@ -548,20 +496,5 @@ func allowReason(j shim.Judgement) string {
 	return "execgate: allowed by policy"
 }
 
-// oneLineReason keeps a reason that may quote the command to one visible
-// line of bounded length: no control characters reach the agent's screen.
-func oneLineReason(s string) string {
-	return bounded(prompt.Escape(strings.Join(strings.Fields(s), " ")))
-}
-
-func bounded(s string) string {
-	const max = 1000
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
+// maxAskReason bounds the reason an agent's own prompt shows.
+const maxAskReason = 1000

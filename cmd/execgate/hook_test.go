@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -410,7 +411,7 @@ func FuzzHookInput(f *testing.F) {
 				if judged || v.decision != hookNoOpinion {
 					t.Fatalf("%s: refused input was judged", a.name)
 				}
-				ans := a.encode(hookVerdict{hookDeny, "execgate: denied: " + oneLineReason(err.Error())})
+				ans := a.encode(hookVerdict{hookDeny, denial.Line(err.Error())})
 				if ans.stdout == "" && ans.exit != 2 {
 					t.Fatalf("%s: a refusal encoded as %+v", a.name, ans)
 				}

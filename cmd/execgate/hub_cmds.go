@@ -23,7 +23,7 @@ import (
 	"github.com/execgate/execgate/approve"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/prompt"
+	"github.com/execgate/execgate/internal/display"
 )
 
 // exitNoHub is the status of a hub command when no hub runs.
@@ -271,7 +271,7 @@ func lastLogLine(path string, offset int64) string {
 		return "see " + path
 	}
 	lines := strings.Split(strings.TrimSpace(string(b[offset:])), "\n")
-	return prompt.Escape(strings.TrimPrefix(lines[len(lines)-1], "execgate: "))
+	return display.Escape(strings.TrimPrefix(lines[len(lines)-1], "execgate: "))
 }
 
 func newHubStatusCmd(g *globals) *cobra.Command {
@@ -464,12 +464,12 @@ func printPending(w io.Writer, list []hub.Approval, now time.Time) error {
 		if d := time.UnixMilli(a.ExpiresAtMs).Sub(now); d > 0 {
 			left = approve.Duration(d)
 		}
-		agent := prompt.Escape(a.AgentID)
+		agent := display.Escape(a.AgentID)
 		if a.Via != "" {
-			agent += " via " + prompt.Escape(a.Via)
+			agent += " via " + display.Escape(a.Via)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", approve.ShortID(a.ID), approve.Duration(now.Sub(time.UnixMilli(a.CreatedAtMs))),
-			left, agent, prompt.Escape(a.Risk), prompt.Escape(a.Command))
+			left, agent, display.Escape(a.Risk), display.Escape(a.Command))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("print approvals: %w", err)
@@ -526,12 +526,12 @@ func newResolveCmd(g *globals) *cobra.Command {
 			defer c.Close()
 			a, err := c.Resolve(ctx, args[0], args[1])
 			if isNotFound(err) {
-				return fmt.Errorf("no pending approval %s (unknown, expired or already resolved)", prompt.Escape(args[0]))
+				return fmt.Errorf("no pending approval %s (unknown, expired or already resolved)", display.Escape(args[0]))
 			}
 			if err != nil {
-				return fmt.Errorf("resolve %s: %w", prompt.Escape(args[0]), err)
+				return fmt.Errorf("resolve %s: %w", display.Escape(args[0]), err)
 			}
-			fmt.Fprintf(g.stdout, "%s: %s %s\n", approve.PastTense(args[1]), approve.ShortID(a.ID), prompt.Escape(a.Command))
+			fmt.Fprintf(g.stdout, "%s: %s %s\n", approve.PastTense(args[1]), approve.ShortID(a.ID), display.Escape(a.Command))
 			return nil
 		},
 	}
@@ -594,18 +594,18 @@ var approvalEvents = []struct {
 }{
 	{hub.EventRequested, func(a hub.Approval) string {
 		left := approve.Duration(time.Until(time.UnixMilli(a.ExpiresAtMs)))
-		return fmt.Sprintf("requested %s %s %s (%s left): %s", approve.ShortID(a.ID), prompt.Escape(a.AgentID),
-			prompt.Escape(a.Risk), left, prompt.Escape(a.Command))
+		return fmt.Sprintf("requested %s %s %s (%s left): %s", approve.ShortID(a.ID), display.Escape(a.AgentID),
+			display.Escape(a.Risk), left, display.Escape(a.Command))
 	}},
 	{hub.EventResolved, func(a hub.Approval) string {
-		return fmt.Sprintf("resolved %s %s by %s: %s", approve.ShortID(a.ID), prompt.Escape(a.Decision),
-			prompt.Escape(a.ResolvedBy), prompt.Escape(a.Command))
+		return fmt.Sprintf("resolved %s %s by %s: %s", approve.ShortID(a.ID), display.Escape(a.Decision),
+			display.Escape(a.ResolvedBy), display.Escape(a.Command))
 	}},
 	{hub.EventExpired, func(a hub.Approval) string {
-		return fmt.Sprintf("expired %s: %s", approve.ShortID(a.ID), prompt.Escape(a.Command))
+		return fmt.Sprintf("expired %s: %s", approve.ShortID(a.ID), display.Escape(a.Command))
 	}},
 	{hub.EventWithdrawn, func(a hub.Approval) string {
-		return fmt.Sprintf("withdrawn %s: %s", approve.ShortID(a.ID), prompt.Escape(a.Command))
+		return fmt.Sprintf("withdrawn %s: %s", approve.ShortID(a.ID), display.Escape(a.Command))
 	}},
 }
 
@@ -648,9 +648,9 @@ func reportLine(r hub.ExecReport) string {
 		extra += fmt.Sprintf(" in %v", time.Duration(*r.DurationMs)*time.Millisecond)
 	}
 	if r.DecidedBy != "" {
-		extra += " (" + prompt.Escape(r.DecidedBy) + ")"
+		extra += " (" + display.Escape(r.DecidedBy) + ")"
 	}
-	return fmt.Sprintf("%s %s%s: %s", prompt.Escape(what), prompt.Escape(r.AgentID), extra, prompt.Escape(r.Command))
+	return fmt.Sprintf("%s %s%s: %s", display.Escape(what), display.Escape(r.AgentID), extra, display.Escape(r.Command))
 }
 
 // describeEvent is watch's line for one event.
@@ -658,7 +658,7 @@ func describeEvent(ev hub.Event) string {
 	if s, ok := eventLine(ev); ok {
 		return s
 	}
-	return prompt.Escape(ev.Name) + " " + prompt.Escape(string(ev.Payload))
+	return display.Escape(ev.Name) + " " + display.Escape(string(ev.Payload))
 }
 
 // ---- execgate session ----
@@ -738,7 +738,7 @@ func setSession(ctx context.Context, g *globals, o hub.SessionOverride) error {
 	defer c.Close()
 	o, err = c.SetSession(ctx, o)
 	if err != nil {
-		return fmt.Errorf("session %s: %w", prompt.Escape(o.AgentID), err)
+		return fmt.Errorf("session %s: %w", display.Escape(o.AgentID), err)
 	}
 	fmt.Fprintln(g.stdout, "session "+describeSession(o, time.Now()))
 	return nil
@@ -824,9 +824,9 @@ func newSessionClearCmd(g *globals) *cobra.Command {
 			}
 			defer c.Close()
 			if err := c.ClearSession(ctx, args[0]); err != nil {
-				return fmt.Errorf("session clear %s: %w", prompt.Escape(args[0]), err)
+				return fmt.Errorf("session clear %s: %w", display.Escape(args[0]), err)
 			}
-			fmt.Fprintf(g.stdout, "session %s: cleared\n", prompt.Escape(args[0]))
+			fmt.Fprintf(g.stdout, "session %s: cleared\n", display.Escape(args[0]))
 			return nil
 		},
 	}
@@ -875,11 +875,11 @@ func describeSession(o hub.SessionOverride, now time.Time) string {
 		{"security", o.Security}, {"ask", o.Ask}, {"askFallback", o.AskFallback},
 	} {
 		if f.value != "" {
-			fields = append(fields, f.key+"="+prompt.Escape(f.value))
+			fields = append(fields, f.key+"="+display.Escape(f.value))
 		}
 	}
 	if len(fields) == 0 {
-		return prompt.Escape(o.AgentID) + ": no override"
+		return display.Escape(o.AgentID) + ": no override"
 	}
 	var notes []string
 	if o.Elevated {
@@ -890,9 +890,9 @@ func describeSession(o hub.SessionOverride, now time.Time) string {
 		notes = append(notes, fmt.Sprintf("until %s, %s left", t.Format("15:04:05"), approve.Duration(t.Sub(now))))
 	}
 	if o.SetBy != "" {
-		notes = append(notes, "set by "+prompt.Escape(o.SetBy))
+		notes = append(notes, "set by "+display.Escape(o.SetBy))
 	}
-	s := prompt.Escape(o.AgentID) + ": " + strings.Join(fields, " ")
+	s := display.Escape(o.AgentID) + ": " + strings.Join(fields, " ")
 	if len(notes) > 0 {
 		s += " (" + strings.Join(notes, ", ") + ")"
 	}

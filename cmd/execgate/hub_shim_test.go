@@ -258,7 +258,7 @@ func TestHubExpiryAppliesFallback(t *testing.T) {
 			assert.Equal(t, tt.status, o.status, "stderr %q", o.stderr)
 			assert.Equal(t, tt.status == 0, w.ran())
 			if tt.status != 0 {
-				denyLine(t, o, "execgate: approval timed out after 1s (askFallback=deny); not run")
+				denyLine(t, o, "execgate: denied: approval timed out after 1s (askFallback=deny)")
 			}
 		})
 	}

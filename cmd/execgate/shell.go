@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/execgate/execgate/prompt"
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -176,7 +176,7 @@ func reportSkipped(w io.Writer, path string, st shim.ReadStats) {
 		return
 	}
 	fmt.Fprintf(w, "execgate: log: skipped %d of %d lines of %s (rotated files included) as unreadable: cut short by a full disk or a crash, or not an event\n",
-		st.Skipped, st.Read+st.Skipped, oneLineText(path))
+		st.Skipped, st.Read+st.Skipped, display.Escape(path))
 }
 
 // writeEvent prints one event for a person, on one line:
@@ -210,12 +210,12 @@ func writeEvent(w io.Writer, ev shim.Event) error {
 	}
 	name := strings.TrimPrefix(ev.Event, "exec.")
 	_, err := fmt.Fprintf(w, "%s  %-8s  %-12s  %-28s  %s\n",
-		ev.Time.Local().Format("2006-01-02 15:04:05"), name, prompt.Escape(ev.Agent), what, prompt.Escape(ev.Command))
+		ev.Time.Local().Format("2006-01-02 15:04:05"), name, display.Escape(ev.Agent), what, display.Escape(ev.Command))
 	if err != nil {
 		return err
 	}
 	if ev.Message != "" {
-		_, err = fmt.Fprintf(w, "%22s%s\n", "", prompt.Escape(ev.Message))
+		_, err = fmt.Fprintf(w, "%22s%s\n", "", display.Escape(ev.Message))
 	}
 	return err
 }

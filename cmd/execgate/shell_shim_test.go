@@ -663,7 +663,7 @@ func TestShimPrompt(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		e := newShimEnv(t, `{"version":1,"defaults":{"timeoutMs":300}}`)
 		o, _ := ptyRun(t, e, "", "bash", "-c", "mkdir d5")
-		denyLine(t, o, "execgate: approval timed out after 0.3s (askFallback=deny); not run\n")
+		denyLine(t, o, "execgate: denied: approval timed out after 0.3s (askFallback=deny)\n")
 		assert.NoDirExists(t, filepath.Join(e.work, "d5"))
 	})
 	t.Run("timeout fallback full", func(t *testing.T) {

@@ -1,4 +1,4 @@
-package prompt
+package display
 
 import (
 	"fmt"
@@ -27,46 +27,48 @@ import (
 func Escape(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for tok := range escaped(s) {
-		b.WriteString(tok.text)
+	for tok := range Tokens(s) {
+		b.WriteString(tok.Text)
 	}
 	return b.String()
 }
 
-// token is one input rune (or invalid byte) as displayed.
-type token struct {
-	text string
-	// cells is a conservative display width: exact for ASCII, and 2 for any
+// Token is one input rune (or invalid byte) as displayed.
+type Token struct {
+	// Text is the rune itself or its escape.
+	Text string
+	// Cells is a conservative display width: exact for ASCII, and 2 for any
 	// other rune, so lines wrapped by it never overflow the terminal.
-	cells int
+	Cells int
 }
 
-// escaped yields the display tokens of s, one per rune or invalid byte.
-func escaped(s string) iter.Seq[token] {
-	return func(yield func(token) bool) {
+// Tokens yields the display tokens of s, one per rune or invalid byte; their
+// texts joined are Escape(s).
+func Tokens(s string) iter.Seq[Token] {
+	return func(yield func(Token) bool) {
 		prev := rune(-1) // last rune shown as itself, -1 after an escape
 		for i := 0; i < len(s); {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			raw := s[i : i+size]
 			i += size
-			var t token
+			var t Token
 			switch {
 			case r == utf8.RuneError && size == 1:
-				t.text = fmt.Sprintf(`\x%02x`, raw[0])
+				t.Text = fmt.Sprintf(`\x%02x`, raw[0])
 			case needsEscape(r, prev):
-				t.text = escapeRune(r)
+				t.Text = escapeRune(r)
 			default:
-				t.text = raw
+				t.Text = raw
 			}
-			if t.text == raw {
+			if t.Text == raw {
 				prev = r
-				t.cells = 2
+				t.Cells = 2
 				if r < utf8.RuneSelf {
-					t.cells = 1
+					t.Cells = 1
 				}
 			} else {
 				prev = -1
-				t.cells = len(t.text)
+				t.Cells = len(t.Text)
 			}
 			if !yield(t) {
 				return
