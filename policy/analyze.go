@@ -55,8 +55,12 @@ type Segment struct {
 	words   []word   // Argv as evaluated words
 	context []string // the nested shells and functions around it
 	unsafe  bool     // a safe program's arguments made it unsafe (never coverable)
-	flags   flowFlags
-	pushed  bool // recorded in the analysis's segments
+	// decorated is set when the command does more than run its words:
+	// assignments before it or redirections on it. An exact pattern names
+	// the words only, so it cannot waive what these do (see exactCovers).
+	decorated bool
+	flags     flowFlags
+	pushed    bool // recorded in the analysis's segments
 }
 
 // flowFlags describe what a segment does with its input and output, for the
@@ -84,6 +88,15 @@ func (s *Segment) add(r Reason) {
 	}
 	s.Reasons = append(s.Reasons, r)
 	s.Risk = s.Risk.Max(r.Risk)
+}
+
+// exactCovers reports whether a pattern equal to s's argv word for word may
+// waive its firm reasons: only when the segment is nothing but those words,
+// with no wrapper (sudo, env, a nested shell) around them and no assignment
+// or redirection beside them. `ls` allowlisted exactly must not cover
+// `LD_PRELOAD=x ls`, `sudo ls` or `ls > ~/.bashrc`.
+func (s *Segment) exactCovers() bool {
+	return !s.decorated && len(s.Wrappers) == 0
 }
 
 // firm reports whether a reason on s holds against wildcard patterns.
@@ -830,6 +843,7 @@ func pipeStages(s *syntax.Stmt) []*syntax.Stmt {
 // call classifies a simple command.
 func (a *analyzer) call(ce *syntax.CallExpr, s *syntax.Stmt, f frame, piped bool) {
 	seg := a.newSegment(s, f)
+	seg.decorated = len(ce.Assigns) > 0 || len(s.Redirs) > 0
 	for _, as := range ce.Assigns {
 		a.assignment(seg, as, f, false)
 		if as.Name != nil {

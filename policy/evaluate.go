@@ -152,7 +152,7 @@ func (e *Engine) Evaluate(req Request) Result {
 			s.Denylist = entry.Pattern
 			denied = true
 		}
-		if entry, exact, ok := req.Allow.Match(s.Argv); ok && !s.Opaque && (exact || !s.firm()) {
+		if entry, exact, ok := req.Allow.Match(s.Argv); ok && !s.Opaque && ((exact && s.exactCovers()) || !s.firm()) {
 			s.Allowlist = entry.Pattern
 		}
 		s.Covered = s.Allowlist != "" || (s.Risk == Safe && req.Policy.AutoAllowSafe)

@@ -286,3 +286,50 @@ func TestSoundnessProperty(t *testing.T) {
 	t.Logf("%d mutants, %d unsound", total, bad)
 	require.Greater(t, total, 1000)
 }
+
+// TestExactPatternsNameWords: an exact allowlist pattern stands for its
+// words and nothing beside them. For every corpus command whose segments
+// all have a bare exact pattern, the command itself with those patterns
+// allowlisted may run, but the same command with a hijacking assignment,
+// a redirection into a start-up file or sudo in front must still ask.
+func TestExactPatternsNameWords(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1}
+	decorations := []func(string) string{
+		func(c string) string { return "LD_PRELOAD=/tmp/x.so " + c },
+		func(c string) string { return "PATH=/tmp/evil:$PATH " + c },
+		func(c string) string { return c + " >> ~/.bashrc" },
+		func(c string) string { return "{ " + c + "\n} >> ~/.bashrc" },
+		func(c string) string { return c + " > /etc/cron.d/x" },
+		func(c string) string { return "sudo " + c },
+	}
+	checked := 0
+	for _, cmd := range allCorpusCommands(t) {
+		req := Request{Command: cmd, Cwd: testWorkspace, Home: testHome, Policy: pol}
+		res := e.Evaluate(req)
+		if len(res.Segments) != 1 || res.Opaque {
+			continue
+		}
+		p := pattern.Literal(res.Segments[0].Argv)
+		if p == "" || !res.Segments[0].exactCovers() {
+			continue
+		}
+		req.Allow = pattern.NewMatcher([]pattern.Entry{{Pattern: p}}, nil)
+		if e.Evaluate(req).Decision != Allow {
+			continue // something else in it still asks
+		}
+		checked++
+		for i, d := range decorations {
+			if strings.Contains(cmd, "#") && (i == 2 || i == 4) {
+				continue // a comment would swallow the redirection
+			}
+			m := d(cmd)
+			req.Command = m
+			if r := e.Evaluate(req); r.Decision == Allow {
+				t.Errorf("%q allowed by the exact pattern %q", m, p)
+			}
+		}
+	}
+	t.Logf("%d commands, each with %d decorations", checked, len(decorations))
+	require.Greater(t, checked, 200)
+}

@@ -9,8 +9,9 @@ import (
 // Suggest returns the pattern "allow always" should add for s: the narrowest
 // one that is still useful next time. It is
 //
-//   - the exact command when the segment is dangerous, or runs a shell, a
-//     wrapper or inline code, whose arguments are the whole story;
+//   - the exact command when the segment has a reason no wildcard waives
+//     (anything dangerous, credentials, code, the environment …), or runs a
+//     shell, a wrapper or inline code, whose arguments are the whole story;
 //   - `tool subcommand **` for tools with subcommands (git, npm, cargo, go,
 //     docker, kubectl, make …), `tool sub name **` where the subcommand runs
 //     something named (`npm run test **`), `interpreter script **` for a
@@ -21,21 +22,30 @@ import (
 // `echo`), so a segment is judged by that command. It never suggests a bare
 // shell, interpreter or wrapper with `**`. It returns "" when no pattern can
 // describe the segment: its program is only known at run time, it is opaque
-// (the allowlist does not apply to it), it is dangerous because of a wrapper
-// (sudo), or a word it needs holds a wildcard character or space that a
+// (the allowlist does not apply to it), it has such a reason and a wrapper,
+// an assignment or a redirection beside its words, its program is a
+// relative path (./run.sh), or a word it needs holds a wildcard character or space that a
 // pattern cannot express literally.
 func (e *Engine) Suggest(s *Segment) string {
 	if s == nil || s.Opaque || len(s.Argv) == 0 {
 		return ""
 	}
 	argv := s.Argv
+	if strings.Contains(argv[0], "/") && !strings.HasPrefix(argv[0], "/") {
+		// ./run.sh names a different program in each directory, so no
+		// pattern matches a relative program path (pattern.Matcher).
+		return ""
+	}
 	name := programName(argv[0])
 	exact := func() string { return pattern.Literal(argv) }
-	if s.Risk == Dangerous {
-		if len(s.Wrappers) > 0 {
-			// Patterns match the command inside the wrappers, so
-			// "sudo rm x" could only be saved as "rm x", which would
-			// wrongly stand for both.
+	if s.firm() {
+		// What a wildcard cannot waive (anything dangerous, credentials,
+		// code, the environment …) only the exact command can, and only
+		// when it is nothing but its words: patterns match the command
+		// inside wrappers and beside assignments and redirections, so
+		// "sudo rm x" or "X=1 rm x" could only be saved as "rm x", which
+		// would wrongly stand for both (and does not cover them).
+		if !s.exactCovers() {
 			return ""
 		}
 		return exact()

@@ -51,7 +51,15 @@ func TestSuggest(t *testing.T) {
 		{"mkdir -p out && go build -o out/x .", []string{"mkdir **", "go build **"}},
 		// Words a pattern cannot hold literally.
 		{"rm -rf '/my dir'", []string{""}},
-		{`touch "$F"`, []string{"touch **"}},
+		// A write to a path known only at run time is firm: `touch **`
+		// would never cover it, and the exact shape would stand for any.
+		{`touch "$F"`, []string{""}},
+		// Firm reasons take the exact command, and only a bare one.
+		{"cat ~/.ssh/id_rsa", []string{""}}, // ~ is only known at run time
+		{"LD_PRELOAD=/tmp/x.so ls", []string{""}},
+		{"echo hi > ~/.bashrc", []string{""}},
+		// A relative program is a different one in each directory.
+		{"./scripts/run.sh", []string{""}},
 		{`rm -rf "/$F"`, []string{""}},
 		{"$CMD x", []string{""}},
 	}

@@ -1,0 +1,46 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/pattern"
+)
+
+// FuzzSuggest: for any command, each pattern "allow always" would save is
+// valid, is suggested the same way twice, and matches the segment it was
+// made for when the same command comes again — a saved pattern that never
+// matches would ask the same question forever.
+func FuzzSuggest(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		f.Add(c.command)
+	}
+	e := testEngine(f)
+	base := Request{Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()}
+	f.Fuzz(func(t *testing.T, command string) {
+		req := base
+		req.Command = command
+		res := e.Evaluate(req)
+		for i, s := range res.Segments {
+			p := e.Suggest(s)
+			if p == "" {
+				continue
+			}
+			if err := pattern.ValidatePattern(p); err != nil {
+				t.Fatalf("%q: segment %q: suggested %q is not a valid pattern: %v", command, s.Text, p, err)
+			}
+			if again := e.Suggest(s); again != p {
+				t.Fatalf("%q: segment %q: suggested %q, then %q", command, s.Text, p, again)
+			}
+			next := req
+			next.Allow = pattern.NewMatcher([]pattern.Entry{{Pattern: p}}, nil)
+			res2 := e.Evaluate(next)
+			if len(res2.Segments) != len(res.Segments) || res2.Segments[i].Text != s.Text {
+				t.Fatalf("%q: segments changed when the allowlist did", command)
+			}
+			if res2.Segments[i].Allowlist == "" {
+				t.Fatalf("%q: segment %q: suggested %q does not match it next time", command, s.Text, p)
+			}
+		}
+	})
+}
