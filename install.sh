@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # install.sh — build execgate from source and install it.
 #
-#   ./install.sh              install to ${PREFIX:-$HOME/.local}
-#   ./install.sh --uninstall  remove what this script installed (never your config)
+#   ./install.sh                      install to ${PREFIX:-$HOME/.local}
+#   ./install.sh --uninstall          undo setup, stop the hub, remove what this script installed
+#   ./install.sh --uninstall --force  remove it even if something still runs execgate
 #
 # Installs bin/execgate and the shim links lib/execgate/shims/{bash,sh}, and
 # writes the default configuration if there is none. Idempotent: running it
 # again rebuilds the binary and refreshes the links; it never overwrites a
-# configuration.
+# configuration. EXECGATE_BINARY=FILE installs that prebuilt binary instead
+# of building one.
+#
+# --uninstall first runs `execgate setup --undo-all` (every agent settings
+# file setup --apply changed is restored) and `execgate hub stop`; if either
+# fails it stops there, removing nothing, since a removed binary that agent
+# settings, ~/.npmrc or a hub still run leaves them failing. It never removes
+# the configuration or the state directory (audit log): it says where they are.
 set -euo pipefail
 
 prefix=${PREFIX:-$HOME/.local}
@@ -18,32 +26,135 @@ here=$(cd "$(dirname "$0")" && pwd)
 say() { printf 'install.sh: %s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 
-uninstall() {
+# The configuration file: where install writes it (EXECGATE_CONFIG, else
+# XDG_CONFIG_HOME, else ~/.config).
+config=${EXECGATE_CONFIG:-${XDG_CONFIG_HOME:-$HOME/.config}/execgate/exec-approvals.json}
+
+# state_dir is execgate's state directory (audit log, hub log, setup's
+# records), as the binary finds it (shim.StateDir): an absolute
+# XDG_STATE_HOME, else the platform's default.
+state_dir() {
+	local base=${XDG_STATE_HOME:-}
+	case $base in
+	/*) ;;
+	*) if [ "$(uname -s)" = Darwin ]; then base="$HOME/Library/Application Support"; else base=$HOME/.local/state; fi ;;
+	esac
+	printf '%s/execgate\n' "$base"
+}
+
+# undo_integrations undoes setup and stops the hub with the installed
+# binary; it returns non-zero when something still points at execgate.
+undo_integrations() {
+	local exe=$1 help
+	# Not a pipe into grep -q: under pipefail its early exit fails the
+	# pipeline by SIGPIPE.
+	help=$("$exe" setup --help 2>/dev/null) || true
+	case $help in
+	*--undo-all*) ;;
+	*)
+		say "$exe is older than setup --undo-all: run ./install.sh to update it, then ./install.sh --uninstall"
+		return 1
+		;;
+	esac
+	say "undoing what execgate setup --apply changed"
+	if ! "$exe" setup --undo-all --shims "$shimdir"; then
+		return 1
+	fi
+	say "stopping the hub"
+	"$exe" hub stop || return 1
+}
+
+# orphaned_records lists what setup's records say still runs a binary that
+# is already gone; it returns non-zero when there is any.
+orphaned_records() {
+	local exe=$1 records
+	records=$(state_dir)/setup
+	set -- "$records"/*.json
+	[ -e "$1" ] || return 0
+	say "$exe is already gone, but setup's records ($records) say these files were set up to run it:"
+	sed -n 's/^ *"file": "\(.*\)",\{0,1\}$/  \1/p' "$@"
+	say "to restore them: ./install.sh && ./install.sh --uninstall (installs execgate again, then undoes them),"
+	say "or take execgate's entries out of them by hand and remove $records; a hub started earlier may still run"
+	return 1
+}
+
+# remove_files removes the binary and the shims, saying what it removed.
+remove_files() {
+	local exe=$1 removed=()
 	for name in bash sh; do
 		# Only links that point at execgate: never a real shell someone
 		# put there.
-		if [ -L "$shimdir/$name" ] && [ "$(readlink "$shimdir/$name")" = "$bindir/execgate" ]; then
+		if [ -L "$shimdir/$name" ] && [ "$(readlink "$shimdir/$name")" = "$exe" ]; then
 			rm -f "$shimdir/$name"
+			removed+=("$shimdir/$name")
 		fi
 	done
 	rmdir "$shimdir" "$prefix/lib/execgate" 2>/dev/null || true
-	rm -f "$bindir/execgate"
-	say "removed $bindir/execgate and the shims in $shimdir (configuration left in place)"
+	if [ -e "$exe" ] || [ -L "$exe" ]; then
+		rm -f "$exe"
+		removed+=("$exe")
+	fi
+	if [ ${#removed[@]} -eq 0 ]; then
+		say "execgate is not installed in $prefix: nothing to remove"
+	else
+		say "removed ${removed[*]}"
+	fi
 }
 
-case "${1:-}" in
---uninstall) uninstall; exit 0 ;;
-"") ;;
--h | --help) sed -n '2,7p' "$0"; exit 0 ;;
-*) die "unknown option $1 (try --help)" ;;
-esac
+uninstall() {
+	local force=$1 exe=$bindir/execgate state
+	if [ -x "$exe" ]; then
+		if ! undo_integrations "$exe"; then
+			[ "$force" = 1 ] || die "stopped before removing execgate: fix what is said above and run ./install.sh --uninstall again, or add --force to remove execgate anyway (what still names it will then fail)"
+			say "--force: removing execgate although something still names it"
+		fi
+	elif ! orphaned_records "$exe"; then
+		[ "$force" = 1 ] || die "stopped: fix the files above, or add --force to remove what is left of execgate anyway"
+		say "--force: removing what is left of execgate"
+	fi
+	remove_files "$exe"
+	state=$(state_dir)
+	if [ -e "$config" ] || [ -e "$state" ]; then
+		say "left in place, yours to keep or delete:"
+		if [ -e "$config" ]; then
+			printf '  %s\n      your policy and the hub token; a new install uses it again (delete: rm %q)\n' "$config" "$config"
+		fi
+		if [ -e "$state" ]; then
+			printf '  %s\n      the audit log of what agents ran, the hub log and setup'"'"'s records (delete: rm -r %q)\n' "$state" "$state"
+		fi
+	fi
+}
 
-command -v go >/dev/null 2>&1 || die "needs the Go toolchain (go 1.26 or later) on PATH"
+action=install
+force=0
+for arg in "$@"; do
+	case $arg in
+	--uninstall) action=uninstall ;;
+	--force) force=1 ;;
+	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+	*) die "unknown option $arg (try --help)" ;;
+	esac
+done
+if [ "$action" = uninstall ]; then
+	uninstall "$force"
+	exit 0
+fi
+[ "$force" = 0 ] || die "--force goes with --uninstall"
+
+if [ -n "${EXECGATE_BINARY:-}" ]; then
+	[ -f "$EXECGATE_BINARY" ] && [ -x "$EXECGATE_BINARY" ] || die "EXECGATE_BINARY=$EXECGATE_BINARY is not an executable file"
+else
+	command -v go >/dev/null 2>&1 || die "needs the Go toolchain (go 1.26 or later) on PATH, or EXECGATE_BINARY=FILE"
+fi
 
 mkdir -p "$bindir"
 tmp=$(mktemp "$bindir/.execgate.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-(cd "$here" && CGO_ENABLED=0 go build -trimpath -o "$tmp" ./cmd/execgate)
+if [ -n "${EXECGATE_BINARY:-}" ]; then
+	cp "$EXECGATE_BINARY" "$tmp"
+else
+	(cd "$here" && CGO_ENABLED=0 go build -trimpath -o "$tmp" ./cmd/execgate)
+fi
 chmod 0755 "$tmp"
 mv -f "$tmp" "$bindir/execgate"
 trap - EXIT
@@ -58,7 +169,6 @@ say "linked $shimdir/bash and $shimdir/sh to it"
 
 # The default configuration, only if there is none: the built-in defaults
 # written out so that they can be read and edited.
-config=${EXECGATE_CONFIG:-${XDG_CONFIG_HOME:-$HOME/.config}/execgate/exec-approvals.json}
 if [ -e "$config" ] || [ -L "$config" ]; then
 	say "kept the existing configuration $config"
 else
@@ -105,7 +215,8 @@ esac
 cat <<EOF
 install.sh: next steps
   - see what execgate would do:   execgate check -- 'git status; rm -rf ~'
-  - put your agent behind the gate (shows what it would change; add --apply, undo with --undo):
+  - put your agent behind the gate (shows what it would change; add --apply, undo with --undo;
+    ./install.sh --uninstall undoes them all):
       execgate setup claude      (or: codex, gemini, aider, shell for make/npm/\$SHELL)
   - watch what runs:               execgate log --follow
   - edit the policy:               execgate policy / execgate allow / execgate deny (config: $config)

@@ -107,6 +107,15 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 // Hello returns what the hub answered to the hello.
 func (c *Client) Hello() HelloResult { return c.hello }
 
+// ServerPid returns the pid of the process listening on the hub's socket,
+// as the kernel says (0 where it does not say). Unlike Status's Pid it is
+// not the hub's own word, and it is in this process's pid namespace: it is
+// the one to signal. uid is that process's user.
+func (c *Client) ServerPid() (pid, uid int, err error) {
+	p, err := peerOf(c.nc)
+	return p.pid, p.uid, err
+}
+
 // Done is closed when the connection is gone.
 func (c *Client) Done() <-chan struct{} { return c.done }
 

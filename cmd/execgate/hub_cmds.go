@@ -124,8 +124,9 @@ $XDG_STATE_HOME/execgate/hub.log, and prints the new hub's pid once it
 answers. One hub runs per user.`,
 		Example: `  execgate hub --detach
   execgate hub status
+  execgate hub stop
   execgate hub unit systemd > ~/.config/systemd/user/execgate-hub.service`,
-		Args: noArgs("hub (subcommands: status, unit)"),
+		Args: noArgs("hub (subcommands: status, stop, unit)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if detach {
 				return detachHub(cmd.Context(), g)
@@ -134,7 +135,7 @@ answers. One hub runs per user.`,
 		},
 	}
 	cmd.Flags().BoolVar(&detach, "detach", false, "run in the background and print the pid once the hub answers")
-	cmd.AddCommand(newHubStatusCmd(g), newHubUnitCmd(g))
+	cmd.AddCommand(newHubStatusCmd(g), newHubStopCmd(g), newHubUnitCmd(g))
 	return cmd
 }
 

@@ -237,7 +237,7 @@ func TestHubCLIUsageErrors(t *testing.T) {
 		{[]string{"session", "elevate", "a\x1bb"}, `AGENT "a\x1bb"`},
 		{[]string{"session", "clear"}, "session clear needs one AGENT"},
 		{[]string{"hub", "unit", "upstart"}, "hub unit needs one of: systemd, launchd"},
-		{[]string{"hub", "frob"}, `hub (subcommands: status, unit) takes no arguments, got "frob"`},
+		{[]string{"hub", "frob"}, `hub (subcommands: status, stop, unit) takes no arguments, got "frob"`},
 		{[]string{"pending", "x"}, "pending takes no arguments"},
 	}
 	for _, tt := range tests {

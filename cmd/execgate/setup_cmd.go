@@ -17,12 +17,12 @@ import (
 
 func newSetupCmd(g *globals) *cobra.Command {
 	var f struct {
-		hook, apply, undo bool
-		settings, shims   string
+		hook, apply, undo, undoAll bool
+		settings, shims            string
 	}
 	agents := setup.Agents()
 	cmd := &cobra.Command{
-		Use:   "setup " + strings.Join(agents, "|"),
+		Use:   "setup " + strings.Join(agents, "|") + " | setup --undo-all",
 		Short: "Show how to run an agent's commands through execgate, or apply or undo it",
 		Long: `Show how to run an agent's commands through execgate: the entries for its
 settings file and the shell recipes, ready to copy. --apply merges the entries
@@ -34,9 +34,23 @@ edited it since.
   codex    a PreToolUse hook in ~/.codex/hooks.json (Codex ignores $SHELL)
   gemini   a BeforeTool hook in ~/.gemini/settings.json, and the PATH recipe
   aider    the SHELL recipe (no settings file)
-  shell    recipes for make, npm, pnpm and tools that use $SHELL`,
+  shell    recipes for make, npm, pnpm and tools that use $SHELL
+
+--undo-all (no agent) undoes every --apply recorded in execgate's state
+directory, newest first, then looks for lines that still name this binary
+or its shims where people wire execgate in by hand (~/.npmrc script-shell,
+shell start-up files, the hub's service unit, the agents' settings files)
+and says how to fix each. It exits 0 when nothing it knows of points at
+execgate any more, 1 otherwise: install.sh --uninstall runs it and stops
+before removing the binary unless it exits 0.`,
 		ValidArgs: agents,
 		Args: func(_ *cobra.Command, args []string) error {
+			if f.undoAll {
+				if len(args) > 0 {
+					return usagef("setup --undo-all takes no agent: it undoes every integration setup applied")
+				}
+				return nil
+			}
 			if len(args) != 1 || !slices.Contains(agents, args[0]) {
 				return usagef("setup needs one agent: %s", strings.Join(agents, ", "))
 			}
@@ -45,6 +59,12 @@ edited it since.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.apply && f.undo {
 				return usagef("setup: --apply and --undo cannot be used together")
+			}
+			if f.undoAll {
+				if f.apply || f.undo || f.hook || f.settings != "" {
+					return usagef("setup --undo-all goes with no other flag but --shims: each record names its agent and file")
+				}
+				return undoAll(cmd.Context(), g, f.shims)
 			}
 			o, err := setupOptions(g, args[0], f.hook, f.settings, f.shims)
 			if err != nil {
@@ -80,6 +100,7 @@ edited it since.
 	cmd.Flags().BoolVar(&f.hook, "hook", false, "claude: a PreToolUse hook instead of the shim as its shell")
 	cmd.Flags().BoolVar(&f.apply, "apply", false, "merge the integration into the agent's settings file")
 	cmd.Flags().BoolVar(&f.undo, "undo", false, "take out what --apply merged")
+	cmd.Flags().BoolVar(&f.undoAll, "undo-all", false, "undo every integration --apply made (no agent), and list what else still names execgate")
 	cmd.Flags().StringVar(&f.settings, "settings", "", "the agent's settings `FILE` (default: where the agent keeps it)")
 	cmd.Flags().StringVar(&f.shims, "shims", "", "the shim `DIR` (default: lib/execgate/shims beside this binary's bin directory)")
 	return cmd
