@@ -57,30 +57,31 @@ func (p Policy) Tightened(o Override) Policy {
 }
 
 // EnvOverride reads the tightening override from the environment. A value
-// that is not valid is reported and ignored: it could only tighten, so
-// ignoring it loosens nothing the configuration set.
+// that is not valid stands for the strictest one of its variable (deny,
+// always), with a warning: whoever set EXECGATE_SECURITY=dney meant to
+// tighten, and a typo must not leave the looser policy in force.
 func EnvOverride(getenv func(string) string) (Override, []string) {
 	var o Override
 	var warnings []string
-	bad := func(name, v, want string) {
-		warnings = append(warnings, fmt.Sprintf("%s=%q is not one of %s; ignored", name, v, want))
+	bad := func(name, v, want, strictest string) {
+		warnings = append(warnings, fmt.Sprintf("%s=%q is not one of %s; using %s", name, v, want, strictest))
 	}
 	if v := getenv(SecurityEnv); v != "" {
 		if o.Security = Security(v); !o.Security.Valid() {
-			bad(SecurityEnv, v, "deny, allowlist, full")
-			o.Security = ""
+			bad(SecurityEnv, v, "deny, allowlist, full", string(SecurityDeny))
+			o.Security = SecurityDeny
 		}
 	}
 	if v := getenv(AskEnv); v != "" {
 		if o.Ask = Ask(v); !o.Ask.Valid() {
-			bad(AskEnv, v, "off, on-miss, always")
-			o.Ask = ""
+			bad(AskEnv, v, "off, on-miss, always", string(AskAlways))
+			o.Ask = AskAlways
 		}
 	}
 	if v := getenv(AskFallbackEnv); v != "" {
 		if o.AskFallback = Security(v); !o.AskFallback.Valid() {
-			bad(AskFallbackEnv, v, "deny, allowlist, full")
-			o.AskFallback = ""
+			bad(AskFallbackEnv, v, "deny, allowlist, full", string(SecurityDeny))
+			o.AskFallback = SecurityDeny
 		}
 	}
 	return o, warnings

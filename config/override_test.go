@@ -46,10 +46,56 @@ func TestOverrides(t *testing.T) {
 func TestEnvOverride(t *testing.T) {
 	env := map[string]string{SecurityEnv: "deny", AskEnv: "sometimes", AskFallbackEnv: "allowlist"}
 	o, warnings := EnvOverride(func(k string) string { return env[k] })
-	assert.Equal(t, Override{Security: SecurityDeny, AskFallback: SecurityAllowlist}, o)
-	assert.Equal(t, []string{`EXECGATE_ASK="sometimes" is not one of off, on-miss, always; ignored`}, warnings)
+	assert.Equal(t, Override{Security: SecurityDeny, Ask: AskAlways, AskFallback: SecurityAllowlist}, o)
+	assert.Equal(t, []string{`EXECGATE_ASK="sometimes" is not one of off, on-miss, always; using always`}, warnings)
 
 	o, warnings = EnvOverride(func(string) string { return "" })
 	assert.Equal(t, Override{}, o)
 	assert.Empty(t, warnings)
+}
+
+// FuzzEnvOverride: whatever an agent's environment holds, the policy it
+// ends up with is never looser than the configured one in any field, and a
+// value that is not valid is reported and stands for the strictest.
+func FuzzEnvOverride(f *testing.F) {
+	f.Add("deny", "always", "deny", 0)
+	f.Add("full", "off", "full", 1)
+	f.Add("dney", "sometimes", "ALLOWLIST", 2)
+	f.Add("", "on-miss", "\x00", 3)
+	bases := []Policy{
+		{Security: SecurityFull, Ask: AskOff, AskFallback: SecurityFull},
+		{Security: SecurityAllowlist, Ask: AskOnMiss, AskFallback: SecurityAllowlist},
+		{Security: SecurityDeny, Ask: AskAlways, AskFallback: SecurityDeny},
+		BuiltinPolicy(),
+	}
+	f.Fuzz(func(t *testing.T, security, ask, fallback string, base int) {
+		env := map[string]string{SecurityEnv: security, AskEnv: ask, AskFallbackEnv: fallback}
+		o, warnings := EnvOverride(func(k string) string { return env[k] })
+		p := bases[uint(base)%uint(len(bases))]
+		got := p.Tightened(o)
+		if got.Security.rank() > p.Security.rank() || got.AskFallback.rank() > p.AskFallback.rank() {
+			t.Fatalf("%+v tightened by %+v became %+v", p, o, got)
+		}
+		if got.Ask != p.Ask && got.Ask != AskAlways {
+			t.Fatalf("%+v tightened by %+v asks %q", p, o, got.Ask)
+		}
+		invalid := 0
+		for _, v := range []string{security, fallback} {
+			if v != "" && !Security(v).Valid() {
+				invalid++
+			}
+		}
+		if ask != "" && !Ask(ask).Valid() {
+			invalid++
+			if got.Ask != AskAlways {
+				t.Fatalf("EXECGATE_ASK=%q left ask %q", ask, got.Ask)
+			}
+		}
+		if len(warnings) != invalid {
+			t.Fatalf("%d invalid values, %d warnings: %q", invalid, len(warnings), warnings)
+		}
+		if security != "" && !Security(security).Valid() && got.Security != SecurityDeny {
+			t.Fatalf("EXECGATE_SECURITY=%q left security %q", security, got.Security)
+		}
+	})
 }
