@@ -100,7 +100,9 @@ func benchToAgent(b *testing.B, e *shimEnv, env []string, path string, argv ...s
 	}
 }
 
-func produce(b *testing.B) string { return "head -c " + strconv.FormatInt(benchBytes(b), 10) + " /dev/zero" }
+func produce(b *testing.B) string {
+	return "head -c " + strconv.FormatInt(benchBytes(b), 10) + " /dev/zero"
+}
 
 // agentEnv names an agent caller.
 func agentEnv(e *shimEnv) []string { return append(slices.Clone(e.env), "EXECGATE_AGENT=bench-agent") }
