@@ -40,6 +40,17 @@ func DetectAgent(flag string, getenv func(string) string, environ []string) stri
 	if a := getenv(agentEnv); a != "" {
 		return a
 	}
+	if a := AgentSignature(environ); a != "" {
+		return a
+	}
+	return DefaultAgent
+}
+
+// AgentSignature returns the agent whose own variables (CLAUDECODE=1,
+// GEMINI_CLI=1, CODEX_*) are in environ, or "". Unlike DetectAgent it
+// ignores $EXECGATE_AGENT, which a person may set to label their own
+// shell: a signature means the agent itself started the command.
+func AgentSignature(environ []string) string {
 	for _, sig := range agentSignatures {
 		for _, kv := range environ {
 			name, value, ok := strings.Cut(kv, "=")
@@ -52,5 +63,5 @@ func DetectAgent(flag string, getenv func(string) string, environ []string) stri
 			}
 		}
 	}
-	return DefaultAgent
+	return ""
 }

@@ -149,6 +149,18 @@ func (s *session) record(ev Event) {
 	s.report(ev)
 }
 
+// agentOwnsTerminal reports whether an agent started this command itself:
+// it came in the agent's envelope, or the agent's own variables are in the
+// environment. The terminal, if any, is then the agent's (its TUI in raw
+// mode, or a pty whose text goes back to the model): a prompt drawn there
+// would fight the agent for the screen and the keys, or end up in the tool
+// result. Only the hub is asked, and with no approver askFallback applies
+// at once. $EXECGATE_AGENT alone does not count: people set it to label
+// their own shells, where the terminal prompt is the point.
+func (s *session) agentOwnsTerminal() bool {
+	return s.envelope != nil || config.AgentSignature(s.o.Environ) != ""
+}
+
 // run is Main without the exit: it returns the status and the signal to
 // re-raise, if any.
 func (s *session) run(ctx context.Context) (int, syscall.Signal) {
@@ -203,7 +215,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	if s.hub != nil {
 		defer s.hub.Close()
 	}
-	if s.o.Asker == nil {
+	defaultAsker := s.o.Asker == nil
+	if defaultAsker {
 		// The hub's approvers first, then whoever is at the terminal.
 		s.o.Asker = prompt.Chain{prompt.Hub{Client: s.hub}, prompt.TTY{}}
 	}
@@ -242,6 +255,9 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	s.ev.Risk, s.ev.Reasons, s.ev.Decision = res.Risk.String(), res.Reasons, string(res.Decision)
 
+	if defaultAsker && s.agentOwnsTerminal() {
+		s.o.Asker = prompt.Hub{Client: s.hub}
+	}
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
 	if !v.allow {
 		ev := s.ev

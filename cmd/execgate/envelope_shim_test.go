@@ -214,20 +214,21 @@ func TestCheckEnvelope(t *testing.T) {
 	assert.NotContains(t, out, "envelope", "a tampered envelope is judged whole")
 }
 
-// TestShimPromptShowsPayload: at the terminal prompt a person sees the
-// model's command and which agent sent it, not the envelope's plumbing.
-func TestShimPromptShowsPayload(t *testing.T) {
+// TestShimEnvelopeNoTerminalPrompt: a command in an agent's envelope comes
+// from the agent, whose terminal it is (Claude Code's TUI in raw mode): no
+// prompt is drawn there, even with a terminal at hand; with no hub the
+// fallback applies at once, and nothing of the envelope reaches the screen.
+func TestShimEnvelopeNoTerminalPrompt(t *testing.T) {
 	realBash(t)
 	e, home, tmp := envelopeEnv(t, "")
 	v := readEnvelopeVectors(t)
 	argv := vectors.Fill(v.Shapes[0].Argv, home, tmp, "mkdir made-here && echo made", false)
-	o, screen := ptyRun(t, e, "o", argv...)
-	assert.Equal(t, outcome{stdout: "made\n", status: 0}, o)
-	assert.Contains(t, screen, "mkdir made-here && echo made")
-	assert.Contains(t, screen, "Claude Code")
+	o, screen := ptyRun(t, e, "", argv...)
+	denyLine(t, o, "execgate: denied: ")
+	assert.Contains(t, o.stderr, "nobody to ask")
+	assert.NotContains(t, screen, "[d]eny?")
 	assert.NotContains(t, screen, "shell-snapshots", "the envelope is not shown")
-	assert.NotContains(t, screen, "pwd -P")
-	assert.DirExists(t, filepath.Join(e.work, "made-here"))
+	assert.NoDirExists(t, filepath.Join(e.work, "made-here"))
 }
 
 // TestShimCodexEnvelopeIntoShim: when Codex's snapshot envelope execs the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -675,6 +676,29 @@ func TestShimPrompt(t *testing.T) {
 		require.NotEmpty(t, evs)
 		assert.Equal(t, shim.ByFallback, evs[0].DecidedBy)
 	})
+}
+
+// TestShimNoPromptOnAgentTerminal: when the agent itself runs the command
+// (its variables are in the environment), the terminal is the agent's: no
+// prompt is drawn on it, and with no hub askFallback applies at once — not
+// after the 60 s timeout a prompt nobody sees would wait.
+func TestShimNoPromptOnAgentTerminal(t *testing.T) {
+	realBash(t)
+	for _, kv := range []string{"CLAUDECODE=1", "GEMINI_CLI=1", "CODEX_SANDBOX=seatbelt"} {
+		t.Run(kv, func(t *testing.T) {
+			e := newShimEnv(t, `{"version":1,"defaults":{"timeoutMs":60000}}`)
+			e.env = append(slices.DeleteFunc(slices.Clone(e.env), func(v string) bool {
+				return strings.HasPrefix(v, "EXECGATE_AGENT=")
+			}), kv)
+			start := time.Now()
+			o, screen := ptyRun(t, e, "", "bash", "-c", "mkdir d7")
+			denyLine(t, o, "execgate: denied: ")
+			assert.Contains(t, o.stderr, "nobody to ask; askFallback=deny")
+			assert.NotContains(t, screen, "[d]eny?")
+			assert.Less(t, time.Since(start), 30*time.Second, "waited for a prompt nobody sees")
+			assert.NoDirExists(t, filepath.Join(e.work, "d7"))
+		})
+	}
 }
 
 // TestShimOutputSettings: the output section of the configuration sets the
