@@ -25,6 +25,10 @@ type Options struct {
 	// Hook picks the hook integration of an agent that also has a shim
 	// one (claude).
 	Hook bool
+	// AllVariants makes Undo revert both integrations of such an agent;
+	// otherwise it reverts only the one Hook picks, leaving the other's
+	// entries in the file.
+	AllVariants bool
 	// Settings is the agent's settings file; empty means its usual one.
 	Settings string
 	// Exe is the execgate binary, an absolute path with symbolic links
@@ -89,6 +93,17 @@ type job struct {
 	agent agent
 	paths paths
 	plan  plan
+}
+
+// undoes reports whether Undo reverts layer l: every layer of an agent with
+// one integration, or with AllVariants; otherwise only the layers of the
+// integration Hook picks, so that `setup claude --undo` leaves the hook a
+// later `setup claude --hook --apply` added (and the other way round).
+func (j *job) undoes(l layer) bool {
+	if j.o.AllVariants || j.agent.hooks != optionalHook {
+		return true
+	}
+	return l.hook() == j.o.Hook
 }
 
 func (o Options) job() (*job, error) {
@@ -286,7 +301,8 @@ func Apply(ctx context.Context, o Options) (*Outcome, error) {
 	} else {
 		mode = 0o600
 	}
-	l := layer{Backup: out.Backup, Created: !exists, After: hashBytes(merged), Edits: applied, At: j.o.Now().UTC()}
+	l := layer{Backup: out.Backup, Created: !exists, After: hashBytes(merged), Edits: applied, At: j.o.Now().UTC(),
+		Hook: j.o.Hook || j.agent.hooks == onlyHook}
 	if exists {
 		l.Before = hashBytes(raw)
 	}
@@ -426,6 +442,10 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 	if rec == nil {
 		return out, nil
 	}
+	mine := j.undoes
+	if !slices.ContainsFunc(rec.Layers, mine) {
+		return out, nil
+	}
 	raw, exists, mode, err := readFile(file, maxSettingsBytes)
 	if err != nil {
 		return nil, j.refused(file, err)
@@ -441,8 +461,8 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 	i := len(rec.Layers) - 1
 	for ; i >= 0 && curExists; i-- {
 		l := rec.Layers[i]
-		if hashBytes(cur) != l.After {
-			break
+		if !mine(l) || hashBytes(cur) != l.After {
+			break // the other integration's layer stays: take ours out below it
 		}
 		if l.Created {
 			cur, curExists = nil, false
@@ -455,13 +475,16 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 		cur = before
 		restored = append(restored, l.Backup)
 	}
-	surgical := i >= 0 && curExists
+	surgical := curExists && slices.ContainsFunc(rec.Layers[:i+1], mine)
 	if surgical {
 		doc, err := parseDocument(cur, j.agent.comments)
 		if err != nil {
 			return nil, j.refused(file, docErrorf("was edited since setup and %v", err))
 		}
 		for ; i >= 0; i-- {
+			if !mine(rec.Layers[i]) {
+				continue
+			}
 			edits := rec.Layers[i].Edits
 			for k := len(edits) - 1; k >= 0; k-- {
 				res, err := doc.revert(edits[k])
@@ -480,7 +503,7 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 		if len(out.Kept) == 0 {
 			out.Notes = append(out.Notes, "execgate's entries are no longer in it")
 		}
-		return out, j.updateState(ctx, func(st *state) { st.drop(file) })
+		return out, j.updateState(ctx, func(st *state) { st.dropLayers(file, mine) })
 	}
 	if surgical {
 		if out.Backup, err = writeBackup(file, raw, mode, j.o.Now()); err != nil {
@@ -508,5 +531,5 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 		}
 	}
 	out.Changed, out.Restored, out.Created = true, !surgical, !curExists
-	return out, j.updateState(ctx, func(st *state) { st.drop(file) })
+	return out, j.updateState(ctx, func(st *state) { st.dropLayers(file, mine) })
 }

@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,9 +66,12 @@ func (w *world) apply(agent string, hook bool) *Outcome {
 	return out
 }
 
+// undo reverts both integrations of agent (see TestUndoOneVariant for one).
 func (w *world) undo(agent string) *Outcome {
 	w.t.Helper()
-	out, err := Undo(context.Background(), w.options(agent, false))
+	o := w.options(agent, false)
+	o.AllVariants = true
+	out, err := Undo(context.Background(), o)
 	require.NoError(w.t, err)
 	return out
 }
@@ -429,4 +433,40 @@ func TestNotARegularFile(t *testing.T) {
 	_, err := Apply(context.Background(), w.options("claude", true))
 	require.Error(t, err)
 	assert.Equal(t, "~/.claude/settings.json is not a regular file; left it unchanged", err.Error())
+}
+
+// TestUndoOneVariant: Claude Code has two integrations in one settings
+// file. Undoing one leaves the other, whichever was applied first, and
+// undoing both gives back the original bytes.
+func TestUndoOneVariant(t *testing.T) {
+	for _, first := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hook first %v", first), func(t *testing.T) {
+			w := newWorld(t)
+			path := w.settings("claude", "")
+			original := "{\"model\": \"opus\"}\n"
+			require.NoError(t, os.WriteFile(path, []byte(original), 0o600))
+			w.apply("claude", first)
+			w.apply("claude", !first)
+			both := readString(t, path)
+			require.Contains(t, both, "CLAUDE_CODE_SHELL")
+			require.Contains(t, both, "hook claude")
+
+			out, err := Undo(context.Background(), w.options("claude", false)) // setup claude --undo
+			require.NoError(t, err)
+			assert.True(t, out.Changed)
+			left := readString(t, path)
+			assert.NotContains(t, left, "CLAUDE_CODE_SHELL")
+			assert.Contains(t, left, "hook claude", "the hook stays")
+
+			out, err = Undo(context.Background(), w.options("claude", false))
+			require.NoError(t, err)
+			assert.False(t, out.Changed, "nothing left of the shim integration")
+
+			out, err = Undo(context.Background(), w.options("claude", true)) // --hook --undo
+			require.NoError(t, err)
+			assert.True(t, out.Changed)
+			assert.JSONEq(t, original, readString(t, path))
+			assert.NoFileExists(t, statePath(w.state, "claude"))
+		})
+	}
 }

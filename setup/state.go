@@ -32,6 +32,23 @@ type layer struct {
 	After   string        `json:"after"`            // hash of the file Apply wrote
 	Edits   []appliedEdit `json:"edits"`
 	At      time.Time     `json:"at"`
+	// Hook is set when the layer is an agent's hook integration rather
+	// than its shim one; records written before it was kept tell by the
+	// paths they edited (see layer.hook).
+	Hook bool `json:"hook,omitempty"`
+}
+
+// hook reports whether l is a hook integration's layer.
+func (l layer) hook() bool {
+	if l.Hook {
+		return true
+	}
+	for _, e := range l.Edits {
+		if len(e.Path) > 0 && e.Path[0] == "hooks" {
+			return true
+		}
+	}
+	return false
 }
 
 const stateVersion = 1
@@ -74,6 +91,18 @@ func (st *state) add(file string, l layer) {
 		return
 	}
 	st.Files = append(st.Files, record{File: file, Layers: []layer{l}})
+}
+
+// dropLayers forgets the layers of file that undone reports, and the file
+// once none is left.
+func (st *state) dropLayers(file string, undone func(layer) bool) {
+	if r := st.find(file); r != nil {
+		r.Layers = slices.DeleteFunc(r.Layers, undone)
+		if len(r.Layers) > 0 {
+			return
+		}
+	}
+	st.drop(file)
 }
 
 func (st *state) drop(file string) {

@@ -55,7 +55,7 @@ func UndoAll(ctx context.Context, o Options) ([]Undone, error) {
 	var done []Undone
 	for _, a := range list {
 		one := o
-		one.Agent, one.Hook, one.Settings = a.agent, false, a.file
+		one.Agent, one.Hook, one.Settings, one.AllVariants = a.agent, false, a.file, true
 		out, err := Undo(ctx, one)
 		if err == nil {
 			removeLock(a.file)
