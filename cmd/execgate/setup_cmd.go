@@ -28,7 +28,8 @@ func newSetupCmd(g *globals) *cobra.Command {
 settings file and the shell recipes, ready to copy. --apply merges the entries
 into the settings file (keeping everything else in it, with a backup beside
 it); --undo takes them out again, restoring the file exactly when nobody has
-edited it since.
+edited it since. For claude, --undo and --hook --undo each take out only
+their own integration: undoing one leaves the other in place.
 
   claude   env.CLAUDE_CODE_SHELL = the shim; --hook: a PreToolUse hook instead
   codex    a PreToolUse hook in ~/.codex/hooks.json (Codex ignores $SHELL)
