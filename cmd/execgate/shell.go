@@ -108,14 +108,19 @@ $EXECGATE_CONFIG and $EXECGATE_AGENT.`,
 }
 
 type logFlags struct {
-	follow, json bool
-	since        string
+	follow, json, full bool
+	since              string
 }
+
+// logWidth bounds a command in `execgate log`: an unrecognised agent
+// prologue or a script from stdin is kilobytes on one line. --full and
+// --json show it whole.
+const logWidth = 240
 
 func newLogCmd(g *globals) *cobra.Command {
 	var f logFlags
 	cmd := &cobra.Command{
-		Use:   "log [--follow] [--json] [--since DURATION|TIME]",
+		Use:   "log [--follow] [--json] [--full] [--since DURATION|TIME]",
 		Short: "Show the audit log of commands run, asked about and refused",
 		Long: `log prints the audit log the shim writes to
 $XDG_STATE_HOME/execgate/audit.jsonl (rotated files included), one event
@@ -129,6 +134,7 @@ per line: exec.denied, exec.started, exec.finished.`,
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing events as they are logged")
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines, as stored")
+	fl.BoolVar(&f.full, "full", false, "print long commands whole instead of cut to one screen line")
 	fl.StringVar(&f.since, "since", "", "only events newer than `DURATION` ago (90m, 24h) or an RFC 3339 time")
 	return cmd
 }
@@ -150,7 +156,11 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 			_, err := fmt.Fprintf(g.stdout, "%s\n", raw)
 			return err
 		}
-		return writeEvent(g.stdout, ev)
+		width := logWidth
+		if f.full {
+			width = 0
+		}
+		return writeEvent(g.stdout, ev, width)
 	}
 	var st shim.ReadStats
 	var err error
@@ -182,7 +192,10 @@ func reportSkipped(w io.Writer, path string, st shim.ReadStats) {
 // writeEvent prints one event for a person, on one line:
 //
 //	2025-01-02 15:04:05  finished  claude-code  exit 0, 12ms        git status
-func writeEvent(w io.Writer, ev shim.Event) error {
+//
+// A command longer than width bytes as shown is cut, with its size; width 0
+// shows it whole.
+func writeEvent(w io.Writer, ev shim.Event, width int) error {
 	var what string
 	switch ev.Event {
 	case shim.EventDenied:
@@ -209,8 +222,12 @@ func writeEvent(w io.Writer, ev shim.Event) error {
 		}
 	}
 	name := strings.TrimPrefix(ev.Event, "exec.")
+	command := display.Clip(ev.Command, width)
+	if command != display.Escape(ev.Command) {
+		command += fmt.Sprintf(" (%d bytes; --full shows all)", len(ev.Command))
+	}
 	_, err := fmt.Fprintf(w, "%s  %-8s  %-12s  %-28s  %s\n",
-		ev.Time.Local().Format("2006-01-02 15:04:05"), name, display.Escape(ev.Agent), what, display.Escape(ev.Command))
+		ev.Time.Local().Format("2006-01-02 15:04:05"), name, display.Escape(ev.Agent), what, command)
 	if err != nil {
 		return err
 	}

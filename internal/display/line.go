@@ -15,7 +15,14 @@ const Ellipsis = "…"
 // holds a control character, so a message built from it is one line on any
 // terminal and in any log.
 func Line(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	return Clip(strings.Join(strings.Fields(s), " "), max)
+}
+
+// Clip is Escape(s) bounded to max bytes (no bound when max <= 0): text over
+// the bound is cut between two displayed characters, never inside an
+// escape, and ends in Ellipsis. Unlike Line it keeps white space as it is
+// (a newline shows as \n).
+func Clip(s string, max int) string {
 	if max <= 0 {
 		return Escape(s)
 	}

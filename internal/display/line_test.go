@@ -91,3 +91,9 @@ func TestFlatten(t *testing.T) {
 	assert.Equal(t, "ab…", Flatten("abcdef", 5))
 	assert.Equal(t, "abcde", Flatten("abcde", 5))
 }
+
+func TestClip(t *testing.T) {
+	assert.Equal(t, `a\nb`, Clip("a\nb", 0))
+	assert.Equal(t, `a\n…`, Clip("a\nbcdef", 6))
+	assert.Equal(t, `a…`, Clip("a\x1bbcdef", 6))
+}
