@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,4 +39,75 @@ func TestWriteEventWidth(t *testing.T) {
 	ev.Command = "git status"
 	require.NoError(t, writeEvent(&b, ev, logWidth))
 	assert.True(t, strings.HasSuffix(b.String(), "git status\n"), b.String())
+}
+
+// logWorld is an audit log with events of two agents, one a minute, the
+// newest a minute ago.
+func logWorld(t *testing.T) *globals {
+	t.Helper()
+	state := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}
+	audit := shim.AuditLog{Path: shim.DefaultAuditPath(getenv)}
+	now := time.Now()
+	for i := range 30 {
+		agent := "claude-code"
+		if i%3 == 0 {
+			agent = "codex"
+		}
+		require.NoError(t, audit.Append(shim.Event{
+			Time: now.Add(time.Duration(i-30) * time.Minute), Event: shim.EventDenied, ID: fmt.Sprint(i),
+			Agent: agent, Command: fmt.Sprintf("cmd-%02d", i), Risk: "dangerous", DecidedBy: "policy",
+		}))
+	}
+	return &globals{getenv: getenv}
+}
+
+func logCommands(t *testing.T, g *globals, f logFlags) []string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g.stdout, g.stderr = &out, &errb
+	require.NoError(t, runLog(context.Background(), g, f))
+	return regexp.MustCompile(`cmd-\d\d`).FindAllString(out.String(), -1)
+}
+
+func TestLogFilters(t *testing.T) {
+	g := logWorld(t)
+	all := logCommands(t, g, logFlags{lines: -1})
+	require.Len(t, all, 30)
+	assert.Equal(t, []string{"cmd-27", "cmd-28", "cmd-29"}, logCommands(t, g, logFlags{lines: 3}))
+	codex := logCommands(t, g, logFlags{lines: -1, agent: "codex"})
+	assert.Len(t, codex, 10)
+	assert.Equal(t, []string{"cmd-24", "cmd-27"}, logCommands(t, g, logFlags{lines: 2, agent: "codex"}))
+	assert.Len(t, logCommands(t, g, logFlags{lines: -1, since: "10m"}), 9)
+	assert.Len(t, logCommands(t, g, logFlags{lines: -1, since: "1d"}), 30)
+	assert.Empty(t, logCommands(t, g, logFlags{lines: 0}))
+	for _, bad := range []string{"yesterday", "-1d", "1.5d"} {
+		err := runLog(context.Background(), g, logFlags{lines: -1, since: bad})
+		assert.ErrorContains(t, err, "--since", bad)
+	}
+}
+
+// TestLogFollowFromTheEnd: --follow shows the last events, not the whole
+// history, then the new ones, filtered.
+func TestLogFollowFromTheEnd(t *testing.T) {
+	g := logWorld(t)
+	var out syncBuffer
+	g.stdout, g.stderr = &out, io.Discard
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runLog(ctx, g, logFlags{follow: true, lines: -1, agent: "claude-code"}) }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "cmd-29") }, 10*time.Second, 10*time.Millisecond)
+	audit := shim.AuditLog{Path: shim.DefaultAuditPath(g.getenv)}
+	require.NoError(t, audit.Append(shim.Event{Time: time.Now(), Event: shim.EventDenied, Agent: "codex", Command: "cmd-98"}))
+	require.NoError(t, audit.Append(shim.Event{Time: time.Now(), Event: shim.EventDenied, Agent: "claude-code", Command: "cmd-99"}))
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "cmd-99") }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	got := regexp.MustCompile(`cmd-\d\d`).FindAllString(out.String(), -1)
+	assert.Equal(t, []string{"cmd-16", "cmd-17", "cmd-19", "cmd-20", "cmd-22", "cmd-23", "cmd-25", "cmd-26", "cmd-28", "cmd-29", "cmd-99"}, got)
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -109,7 +111,8 @@ $EXECGATE_CONFIG and $EXECGATE_AGENT.`,
 
 type logFlags struct {
 	follow, json, full bool
-	since              string
+	since, agent       string
+	lines              int
 }
 
 // logWidth bounds a command in `execgate log`: an unrecognised agent
@@ -117,63 +120,131 @@ type logFlags struct {
 // --json show it whole.
 const logWidth = 240
 
+// followLines is how many past events --follow shows before the new ones,
+// as tail -f does, unless -n says otherwise.
+const followLines = 10
+
 func newLogCmd(g *globals) *cobra.Command {
-	var f logFlags
+	f := logFlags{lines: -1}
 	cmd := &cobra.Command{
-		Use:   "log [--follow] [--json] [--full] [--since DURATION|TIME]",
+		Use:   "log [--follow] [-n N] [--agent ID] [--since DURATION|TIME] [--json] [--full]",
 		Short: "Show the audit log of commands run, asked about and refused",
 		Long: `log prints the audit log the shim writes to
 $XDG_STATE_HOME/execgate/audit.jsonl (rotated files included), one event
-per line: exec.denied, exec.started, exec.finished.`,
-		Example: "  execgate log --since 1h\n  execgate log --follow --json | jq .",
+per line: exec.denied, exec.started, exec.finished.
+
+--follow shows the last 10 events (or -n N) and then each new one as it is
+logged, like tail -f.`,
+		Example: "  execgate log --since 1d --agent claude-code\n  execgate log -n 20\n  execgate log --follow --json | jq .",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLog(cmd.Context(), g, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing events as they are logged")
+	fl.BoolVarP(&f.follow, "follow", "f", false, "show the last events, then keep printing events as they are logged")
+	fl.IntVarP(&f.lines, "lines", "n", -1, "show only the last `N` events (with --follow: before the new ones; default 10 there)")
+	fl.StringVar(&f.agent, "agent", "", "only events of the agent `ID` (as execgate log shows it, e.g. claude-code)")
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines, as stored")
 	fl.BoolVar(&f.full, "full", false, "print long commands whole instead of cut to one screen line")
-	fl.StringVar(&f.since, "since", "", "only events newer than `DURATION` ago (90m, 24h) or an RFC 3339 time")
+	fl.StringVar(&f.since, "since", "", "only events newer than `DURATION` ago (90m, 24h, 7d) or an RFC 3339 time")
 	return cmd
+}
+
+// parseSince reads --since: a Go duration, a number of days (7d), or an RFC
+// 3339 time.
+func parseSince(v string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= 100000 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("--since %q: want a duration such as 90m, 24h or 7d, or an RFC 3339 time", v)
 }
 
 func runLog(ctx context.Context, g *globals, f logFlags) error {
 	var since time.Time
 	if f.since != "" {
-		if d, err := time.ParseDuration(f.since); err == nil && d >= 0 {
-			since = time.Now().Add(-d)
-		} else if t, err := time.Parse(time.RFC3339, f.since); err == nil {
-			since = t
-		} else {
-			return usagef("--since %q: want a duration such as 90m or 24h, or an RFC 3339 time", f.since)
+		var err error
+		if since, err = parseSince(f.since, time.Now()); err != nil {
+			return err
 		}
 	}
+	if f.lines < -1 {
+		return usagef("-n %d: want a number of events, 0 or more", f.lines)
+	}
 	audit := shim.AuditLog{Path: shim.DefaultAuditPath(g.getenv)}
+	width := logWidth
+	if f.full {
+		width = 0
+	}
 	print := func(ev shim.Event, raw []byte) error {
 		if f.json {
 			_, err := fmt.Fprintf(g.stdout, "%s\n", raw)
 			return err
 		}
-		width := logWidth
-		if f.full {
-			width = 0
-		}
 		return writeEvent(g.stdout, ev, width)
 	}
-	var st shim.ReadStats
-	var err error
-	if !f.follow {
-		st, err = audit.Scan(since, print)
-	} else {
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		st, err = audit.Follow(ctx, since, 250*time.Millisecond, print)
+	wanted := func(ev shim.Event) bool { return f.agent == "" || ev.Agent == f.agent }
+
+	// The past: every wanted event, or the last n of them.
+	last := f.lines
+	if f.follow && last < 0 {
+		last = followLines
 	}
+	type logged struct {
+		ev  shim.Event
+		raw []byte
+	}
+	var tail []logged
+	seen := 0 // events Scan passed on, wanted or not: Follow replays them
+	st, err := audit.Scan(since, func(ev shim.Event, raw []byte) error {
+		seen++
+		if !wanted(ev) {
+			return nil
+		}
+		if last < 0 {
+			return print(ev, raw)
+		}
+		tail = append(tail, logged{ev, bytes.Clone(raw)})
+		if len(tail) > last {
+			tail = tail[1:]
+		}
+		return nil
+	})
+	for _, l := range tail {
+		if err == nil {
+			err = print(l.ev, l.raw)
+		}
+	}
+	if err != nil || !f.follow {
+		reportSkipped(g.stderr, audit.Path, st)
+		return err
+	}
+
+	// The future: Follow reads the log from the start again; the events
+	// Scan already passed on are skipped by count.
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err = audit.Follow(ctx, since, 250*time.Millisecond, func(ev shim.Event, raw []byte) error {
+		if seen > 0 {
+			seen--
+			return nil
+		}
+		if !wanted(ev) {
+			return nil
+		}
+		return print(ev, raw)
+	})
 	reportSkipped(g.stderr, audit.Path, st)
 	return err
 }
