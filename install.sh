@@ -153,7 +153,7 @@ trap 'rm -f "$tmp"' EXIT
 if [ -n "${EXECGATE_BINARY:-}" ]; then
 	cp "$EXECGATE_BINARY" "$tmp"
 else
-	(cd "$here" && CGO_ENABLED=0 go build -trimpath -o "$tmp" ./cmd/execgate)
+	(cd "$here" && CGO_ENABLED=0 go build -trimpath -buildvcs=auto -o "$tmp" ./cmd/execgate)
 fi
 chmod 0755 "$tmp"
 mv -f "$tmp" "$bindir/execgate"

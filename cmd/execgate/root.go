@@ -97,7 +97,17 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "A human-in-the-loop gate for the shell commands AI agents run",
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version(),
+		// An unknown subcommand is a usage error (exit 2), with a hint.
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q (execgate --help lists them)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SetVersionTemplate("execgate {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "configuration file (default $EXECGATE_CONFIG or $XDG_CONFIG_HOME/execgate/exec-approvals.json)")
 	root.PersistentFlags().StringVar(&g.agent, "agent", "", "agent `ID` (check and policy get: default $EXECGATE_AGENT or detected from the environment; allow, deny, allowlist: *; policy set: the defaults)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -108,5 +118,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(newSetupCmd(g))
 	root.AddCommand(newHookCmd(g))
 	root.AddCommand(newGateCmd(g))
+	root.AddCommand(newVersionCmd(g))
 	return root
 }
