@@ -18,6 +18,7 @@ import (
 	"github.com/execgate/execgate/pattern"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // verdict is the final word on one program.
@@ -107,7 +108,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 	case policy.AskHuman:
 	default:
 		// Deny, or anything this version does not know: fail closed.
-		return verdict{by: ByPolicy, message: denial.Line(denyReason(req, res))}
+		return verdict{by: ByPolicy, message: denial.New(denyReason(req, res)).WithHint(refusedHint(req, res)).Error()}
 	}
 
 	pr := prompt.Request{
@@ -142,7 +143,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 			v.allow = true
 			return v
 		}
-		v.message = denial.Errorf("%s (needs approval; nobody to ask; askFallback=%s)", denyReason(req, res), p.AskFallback).Error()
+		v.message = denial.Errorf("%s (needs approval; nobody to ask; askFallback=%s)", denyReason(req, res), p.AskFallback).WithHint(s.proceedHint(req, res)).Error()
 		return v
 	case ans.TimedOut:
 		v.by, v.timedOut = ByFallback, true
@@ -150,7 +151,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 			v.allow = true
 			return v
 		}
-		v.message = denial.Errorf("approval timed out after %s (askFallback=%s)", seconds(p.TimeoutMs), p.AskFallback).Error()
+		v.message = denial.Errorf("approval timed out after %s (askFallback=%s)", seconds(p.TimeoutMs), p.AskFallback).WithHint(s.proceedHint(req, res)).Error()
 		return v
 	}
 	if v.by == "" {
@@ -166,6 +167,63 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 		v.message = denial.Errorf("refused by the user (%s)", v.by).Error()
 	}
 	return v
+}
+
+// proceedHint says how a person gets a command that needed approval to run:
+// approve it from `execgate approve` when it comes again, or allow it ahead
+// with the pattern "allow always" would save (when one describes it).
+func (s *session) proceedHint(req policy.Request, res policy.Result) string {
+	hint := "to approve it, run `execgate approve` in another terminal and run it again"
+	if s.engine == nil {
+		return hint
+	}
+	var patterns []string
+	for _, seg := range res.Segments {
+		if seg.Covered {
+			continue
+		}
+		p := s.engine.Suggest(seg)
+		if p == "" {
+			return hint // part of it no pattern covers: only a person can
+		}
+		q, err := syntax.Quote(p, syntax.LangBash)
+		if err != nil {
+			return hint
+		}
+		if !slices.Contains(patterns, q) {
+			patterns = append(patterns, q)
+		}
+	}
+	if len(patterns) == 0 {
+		return hint
+	}
+	agent := ""
+	if req.Agent != "" && req.Agent != config.DefaultAgent {
+		agent = " --agent " + req.Agent
+	}
+	allows := make([]string, len(patterns))
+	for i, q := range patterns {
+		allows[i] = "execgate" + agent + " allow " + q
+	}
+	return hint + "; or allow it ahead: " + strings.Join(allows, " && ")
+}
+
+// refusedHint says how to proceed after a refusal by policy: a denylist
+// entry or security=deny is the user's own rule, which only they change.
+func refusedHint(req policy.Request, res policy.Result) string {
+	for _, seg := range res.Segments {
+		if seg.Denylist != "" {
+			return "your denylist refuses it; to change that: execgate config edit"
+		}
+	}
+	if req.Policy.Security == config.SecurityDeny {
+		agent := ""
+		if req.Agent != "" && req.Agent != config.DefaultAgent {
+			agent = "--agent " + req.Agent + " "
+		}
+		return "to change that: execgate " + agent + "policy set security=allowlist"
+	}
+	return ""
 }
 
 // fallbackAllows applies askFallback when nobody answered.

@@ -664,7 +664,7 @@ func TestShimPrompt(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		e := newShimEnv(t, `{"version":1,"defaults":{"timeoutMs":300}}`)
 		o, _ := ptyRun(t, e, "", "bash", "-c", "mkdir d5")
-		denyLine(t, o, "execgate: denied: approval timed out after 0.3s (askFallback=deny)\n")
+		denyLine(t, o, "execgate: denied: approval timed out after 0.3s (askFallback=deny) — to approve it, run `execgate approve` in another terminal and run it again; or allow it ahead: execgate --agent test-agent allow 'mkdir **'\n")
 		assert.NoDirExists(t, filepath.Join(e.work, "d5"))
 	})
 	t.Run("timeout fallback full", func(t *testing.T) {

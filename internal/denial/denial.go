@@ -26,7 +26,13 @@ type Error struct {
 	// Reason says why, in words for the person or agent that ran the
 	// command; it may quote the command and is made safe when shown.
 	Reason string
+	// Hint, when set, says how to proceed, as direnv's "run `direnv
+	// allow`" does: which command approves or allows it.
+	Hint string
 }
+
+// maxHint bounds a hint: one command with a pattern.
+const maxHint = 300
 
 // New returns the refusal for reason.
 func New(reason string) *Error { return &Error{Reason: reason} }
@@ -36,9 +42,23 @@ func Errorf(format string, args ...any) *Error {
 	return &Error{Reason: fmt.Sprintf(format, args...)}
 }
 
-// Error returns "execgate: denied: REASON", with the reason on one line,
-// escaped and bounded (display.Line).
-func (e *Error) Error() string { return Prefix + display.Line(e.Reason, maxReason) }
+// Error returns "execgate: denied: REASON" or "execgate: denied: REASON —
+// HINT", each part on one line, escaped and bounded (display.Line), so that
+// a long reason never cuts the hint off.
+func (e *Error) Error() string {
+	line := Prefix + display.Line(e.Reason, maxReason)
+	if e.Hint != "" {
+		line += " — " + display.Line(e.Hint, maxHint)
+	}
+	return line
+}
+
+// WithHint returns e with hint as how to proceed.
+func (e *Error) WithHint(hint string) *Error {
+	c := *e
+	c.Hint = hint
+	return &c
+}
 
 // Line returns the refusal line for reason: New(reason).Error().
 func Line(reason string) string { return New(reason).Error() }

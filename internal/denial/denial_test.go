@@ -31,3 +31,10 @@ func ExampleErrorf() {
 	fmt.Println(Errorf("refused by the user (%s)", "hub"))
 	// Output: execgate: denied: refused by the user (hub)
 }
+
+func TestHint(t *testing.T) {
+	d := New(strings.Repeat("r", 5000)).WithHint("to allow it: execgate allow 'npm run test **'")
+	line := d.Error()
+	assert.True(t, strings.HasSuffix(line, "… — to allow it: execgate allow 'npm run test **'"), line)
+	assert.Equal(t, 1, strings.Count(line, " — "))
+}
