@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/execgate/execgate/internal/state"
 )
 
 // Spill file naming. The timestamp is fixed-width UTC so that names sort in
@@ -81,7 +83,7 @@ func (s *spill) write(p []byte, cut bool) {
 
 // create opens the spill file and writes what was held.
 func (s *spill) create() {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := state.MkdirPrivate(s.dir); err != nil {
 		s.fail("create spill directory", err)
 		return
 	}

@@ -143,3 +143,34 @@ func TestAuditLastLineWithoutNewline(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, "two", evs[1].ID)
 }
+
+// TestAuditModes: the log is 0600 in a 0700 directory, fresh or left too
+// open by hand or by an older version; without a state directory nothing
+// is written anywhere.
+func TestAuditModes(t *testing.T) {
+	fresh := &AuditLog{Path: filepath.Join(t.TempDir(), "state", "execgate", "audit.jsonl")}
+	require.NoError(t, fresh.Append(Event{Event: EventStarted, ID: "a"}))
+	assertMode(t, filepath.Dir(fresh.Path), 0o700)
+	assertMode(t, fresh.Path, 0o600)
+
+	dir := filepath.Join(t.TempDir(), "execgate")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	open := &AuditLog{Path: filepath.Join(dir, "audit.jsonl")}
+	require.NoError(t, os.WriteFile(open.Path, nil, 0o600))
+	require.NoError(t, os.Chmod(open.Path, 0o644))
+	require.NoError(t, open.Append(Event{Event: EventStarted, ID: "b"}))
+	assertMode(t, dir, 0o700)
+	assertMode(t, open.Path, 0o600)
+
+	path, err := DefaultAuditPath(func(string) string { return "" })
+	require.Error(t, err)
+	assert.Error(t, (&AuditLog{Path: path}).Append(Event{Event: EventStarted, ID: "c"}))
+}
+
+func assertMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, want, fi.Mode().Perm(), path)
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
@@ -123,8 +124,24 @@ func newSession(o Options) *session {
 	if o.Getenv("EXECGATE_DEBUG") == "1" {
 		s.log = slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("pid", os.Getpid())
 	}
-	s.audit = AuditLog{Path: DefaultAuditPath(o.Getenv)}
+	path, err := DefaultAuditPath(o.Getenv)
+	if err != nil {
+		// Append then fails, and says so in debug mode; the command runs
+		// as it would without a log.
+		s.log.Warn("no audit log", "err", err)
+	}
+	s.audit = AuditLog{Path: path}
 	return s
+}
+
+// spillDir is where cut output is saved: output/ in the state directory,
+// or "" (no spill file) when there is no state directory.
+func (s *session) spillDir() string {
+	dir, err := state.Path(s.getenv, "output")
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // warnf records a problem that does not stop the command: it goes to the
@@ -180,7 +197,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	run := interp.Options{
 		Shell: shell, Argv: argv, Stdin: s.o.Stdin, Stdout: s.o.Stdout, Stderr: s.o.Stderr,
 		MaxBytes: set.maxBytes, TailBytes: set.tailBytes,
-		SpillDir: filepath.Join(StateDir(s.getenv), "output"), SpillMaxBytes: set.spillMaxBytes,
+		SpillDir: s.spillDir(), SpillMaxBytes: set.spillMaxBytes,
 		Logger: s.log,
 	}
 	if s.cl.Source == NoProgram {

@@ -144,7 +144,11 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 			return usagef("--since %q: want a duration such as 90m or 24h, or an RFC 3339 time", f.since)
 		}
 	}
-	audit := shim.AuditLog{Path: shim.DefaultAuditPath(g.getenv)}
+	path, err := shim.DefaultAuditPath(g.getenv)
+	if err != nil {
+		return err
+	}
+	audit := shim.AuditLog{Path: path}
 	print := func(ev shim.Event, raw []byte) error {
 		if f.json {
 			_, err := fmt.Fprintf(g.stdout, "%s\n", raw)
@@ -153,7 +157,6 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 		return writeEvent(g.stdout, ev)
 	}
 	var st shim.ReadStats
-	var err error
 	if !f.follow {
 		st, err = audit.Scan(since, print)
 	} else {
