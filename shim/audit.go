@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/execgate/execgate/internal/redact"
 	"github.com/execgate/execgate/internal/state"
 )
 
@@ -112,6 +113,7 @@ func DefaultAuditPath(getenv func(string) string) (string, error) {
 // event is a single write to a file opened with O_APPEND, so lines never
 // interleave, and rotation happens under a lock.
 func (l *AuditLog) Append(ev Event) error {
+	ev = ev.redacted()
 	if len(ev.Command) > maxLoggedCommand {
 		ev.Command = truncateUTF8(ev.Command, maxLoggedCommand) + "…"
 		ev.Warnings = append(ev.Warnings, "command truncated in the log")
@@ -157,6 +159,26 @@ func (l *AuditLog) Append(ev Event) error {
 		return l.rotate()
 	}
 	return nil
+}
+
+// redacted returns ev with known secret shapes replaced in every field
+// that holds text from the command or its output: the log outlives the
+// command, and is read by whoever can read the user's files.
+func (ev Event) redacted() Event {
+	for _, f := range []*string{&ev.Command, &ev.Envelope, &ev.Message, &ev.OutputTail} {
+		*f = redact.String(*f)
+	}
+	for _, list := range []*[]string{&ev.Reasons, &ev.Allowlisted, &ev.Warnings} {
+		if len(*list) == 0 {
+			continue
+		}
+		out := make([]string, len(*list))
+		for i, v := range *list {
+			out[i] = redact.String(v)
+		}
+		*list = out
+	}
+	return ev
 }
 
 // partialTail reports whether f is not empty and does not end in a newline.

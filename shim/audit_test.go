@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/redact"
 )
 
 func readAll(t *testing.T, l *AuditLog, since time.Time) []Event {
@@ -173,4 +176,30 @@ func assertMode(t *testing.T, path string, want os.FileMode) {
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, want, fi.Mode().Perm(), path)
+}
+
+// TestAuditRedacts: every known token shape is replaced in each text
+// field of an event before it is written.
+func TestAuditRedacts(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl")}
+	for _, ex := range redact.Examples() {
+		t.Run(ex.Name, func(t *testing.T) {
+			in := "x " + ex.Text + "\ny"
+			ev := Event{Event: EventFinished, ID: ex.Name, Command: in, Envelope: in, Message: in, OutputTail: in,
+				Reasons: []string{in}, Allowlisted: []string{in}, Warnings: []string{in}}
+			require.NoError(t, l.Append(ev))
+			raw, err := os.ReadFile(l.Path)
+			require.NoError(t, err)
+			var line string
+			for _, ln := range strings.Split(string(raw), "\n") {
+				if strings.Contains(ln, `"id":"`+ex.Name+`"`) {
+					line = ln
+				}
+			}
+			require.NotEmpty(t, line)
+			secretJSON, _ := json.Marshal(ex.Secret)
+			assert.NotContains(t, line, strings.Trim(string(secretJSON), `"`))
+			assert.Equal(t, 7, strings.Count(line, redact.Marker(ex.Name)), line)
+		})
+	}
 }

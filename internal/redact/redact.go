@@ -329,3 +329,33 @@ func (w *Writer) pass(final bool) error {
 	}
 	return nil
 }
+
+// Example is one rule's sample secret, for tests that check redaction
+// end to end.
+type Example struct {
+	// Name is the rule's name, as in the marker.
+	Name string
+	// Text holds the secret; Secret is the part that must not survive.
+	Text, Secret string
+}
+
+// Examples returns a sample of every shape the stream Writer finds (the
+// end-of-key shape, found only in whole text, is left out).
+func Examples() []Example {
+	var out []Example
+	for _, r := range rules {
+		if r.wholeOnly {
+			continue
+		}
+		m := r.re.FindStringSubmatchIndex(r.example)
+		secret := r.example[m[0]:m[1]]
+		if len(m) >= 4 && m[2] >= 0 {
+			secret = r.example[m[2]:m[3]]
+		}
+		out = append(out, Example{Name: r.name, Text: r.example, Secret: secret})
+	}
+	return out
+}
+
+// Marker returns what replaces a secret found by the rule name.
+func Marker(name string) string { return marker(name) }

@@ -19,6 +19,19 @@ func secretPart(r rule) string {
 	return r.example[m[0]:m[1]]
 }
 
+// TestExamples: every stream rule has an example for other packages.
+func TestExamples(t *testing.T) {
+	names := map[string]bool{}
+	for _, e := range Examples() {
+		names[e.Name] = true
+		assert.Contains(t, e.Text, e.Secret)
+		assert.NotContains(t, String(e.Text), e.Secret)
+	}
+	for _, r := range rules {
+		assert.True(t, names[r.name], r.name)
+	}
+}
+
 // TestRules: every example is replaced by its rule's marker, in any
 // surroundings; every near miss is left as it is.
 func TestRules(t *testing.T) {
