@@ -384,7 +384,7 @@ func strictestText() string {
 
 // Top-level and level keys, for spotting unknown (likely misspelt) fields.
 var (
-	topLevelKeys = []string{"version", "socket", "defaults", "agents", "shell", "output", "envelopes"}
+	topLevelKeys = []string{"version", "socket", "defaults", "agents", "shell", "output", "audit", "envelopes"}
 	listKeys     = []string{"allowlist", "denylist"}
 )
 
@@ -416,6 +416,7 @@ func parseTree(root map[string]any) (*Config, []string, error) {
 	cfg.Agents = p.parseAgents(root["agents"])
 	cfg.Shell = p.parseShell(root["shell"])
 	cfg.Output = p.parseOutput("output", root["output"])
+	cfg.Audit = p.parseAudit(root["audit"])
 	cfg.Envelopes = p.parseEnvelopes(root["envelopes"])
 	p.unknownFields("", root, topLevelKeys)
 

@@ -1,7 +1,7 @@
 // Package config reads, validates and atomically writes execgate's
 // configuration file (exec-approvals.json): its typed view (Config, the
 // per-agent Policy it resolves to, the allowlist and denylist entries, the
-// socket, shell, output and envelope sections), the lenient parser that
+// socket, shell, output, audit and envelope sections), the lenient parser that
 // warns about and drops what it cannot use, and the Store that edits the
 // file under a lock, writing it atomically without losing unknown fields.
 //

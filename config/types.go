@@ -111,6 +111,8 @@ type Config struct {
 	// Shell and Output are the shim's settings (see shim_config.go).
 	Shell  ShellConfig  `json:"shell,omitzero"`
 	Output OutputConfig `json:"output,omitzero"`
+	// Audit says what the audit log keeps (see audit_config.go).
+	Audit AuditConfig `json:"audit,omitzero"`
 	// Envelopes configure the recognition of agents' command envelopes,
 	// by agent id (see envelopes.go; policy.Trust applies them).
 	Envelopes map[string]EnvelopeConfig `json:"envelopes,omitempty"`

@@ -73,3 +73,30 @@ func BenchmarkBashTrue(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSpillThroughput measures the cap with spilling on: every byte
+// is also redacted and written to the spill file. Compare with
+// BenchmarkCappedThroughput (spilling off).
+func BenchmarkSpillThroughput(b *testing.B) {
+	sh := bash(b)
+	const n = 64 << 20
+	for _, tc := range []struct{ name, source string }{
+		{"zeros", "/dev/zero"},
+		{"log", "<(yes 'ok  github.com/example/project/internal/pkg 0.123s coverage: 81.2% of statements')"},
+		{"hints", "<(yes 'see the Authorization header docs; task-sk-1 and disk-sk-2 ghp_ AKIA?')"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				res, err := Run(context.Background(), Options{
+					Shell: sh, Argv: []string{"bash", "-c", fmt.Sprintf("head -c %d %s", n, tc.source)},
+					Stdout: io.Discard, MaxBytes: DefaultMaxBytes, TailBytes: DefaultTailBytes,
+					SpillDir: b.TempDir(), SpillMaxBytes: n,
+				})
+				if err != nil || res.Bytes != n || res.SpillPath == "" {
+					b.Fatal(res.Bytes, res.SpillPath, err)
+				}
+			}
+		})
+	}
+}

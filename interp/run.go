@@ -22,7 +22,9 @@ const (
 	DefaultMaxBytes      = 200000                 // output.maxBytes
 	DefaultTailBytes     = 20000                  // output.tailBytes
 	DefaultSpillMaxBytes = 64 << 20               // output.spillMaxBytes
-	DefaultSpillKeep     = 10                     // spill files kept: at most 640 MiB
+	DefaultSpillKeep     = 10                     // spill files kept
+	DefaultSpillMaxAge   = 7 * 24 * time.Hour     // spill files older are removed
+	DefaultSpillMaxTotal = 128 << 20              // bytes of spill files kept in all
 	DefaultGrace         = 100 * time.Millisecond // reading on after the shell exits
 )
 
@@ -72,13 +74,22 @@ type Options struct {
 	TailBytes int64
 	// SpillDir is where the full output of a cut command is saved
 	// (the shim uses $XDG_STATE_HOME/execgate/output); "" disables saving.
+	// Known secret shapes are redacted in the saved copy (see redact),
+	// never in what the caller receives.
 	SpillDir string
 	// SpillMaxBytes bounds each spill file; 0 disables saving.
 	SpillMaxBytes int64
 	// SpillKeep is how many spill files are kept; 0 means DefaultSpillKeep.
 	// Pruning cannot be turned off: spills would pile up without bound.
 	SpillKeep int
-	// Now names spill files; nil means time.Now.
+	// SpillMaxAge and SpillMaxTotal bound the spill files kept by age
+	// (modification time) and by their total size; 0 means
+	// DefaultSpillMaxAge and DefaultSpillMaxTotal. The newest spill is
+	// always kept, whatever its size.
+	SpillMaxAge   time.Duration
+	SpillMaxTotal int64
+	// Now names spill files; nil means time.Now. Their age is measured
+	// with the real clock.
 	Now func() time.Time
 
 	// Grace is how long output is still read after the shell exits, for

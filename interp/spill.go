@@ -1,11 +1,16 @@
 package interp
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/execgate/execgate/internal/redact"
+	"github.com/execgate/execgate/internal/state"
 )
 
 // Spill file naming. The timestamp is fixed-width UTC so that names sort in
@@ -27,12 +32,18 @@ const eagerSpill = 1 << 20
 // output was cut, and bounded by max bytes. A nil *spill does nothing, which
 // is how spilling is turned off.
 type spill struct {
-	dir   string
-	max   int64
-	keepN int
-	now   func() time.Time
-	log   *slog.Logger
+	dir      string
+	max      int64
+	keepN    int
+	maxAge   time.Duration
+	maxTotal int64
+	now      func() time.Time
+	log      *slog.Logger
 
+	// red removes known secrets from what goes into the file: the file
+	// outlives the command (see redact). It writes to held, or to f once
+	// that exists.
+	red    *redact.Writer
 	held   []byte   // output not yet written because no file exists yet
 	f      *os.File // nil until created
 	n      int64    // bytes accepted (held or written), at most max
@@ -44,9 +55,17 @@ func newSpill(o *Options, log *slog.Logger) *spill {
 	if o.SpillDir == "" || o.SpillMaxBytes == 0 {
 		return nil
 	}
-	s := &spill{dir: o.SpillDir, max: o.SpillMaxBytes, keepN: o.SpillKeep, now: o.Now, log: log}
-	if s.keepN == 0 {
+	s := &spill{dir: o.SpillDir, max: o.SpillMaxBytes, keepN: o.SpillKeep,
+		maxAge: o.SpillMaxAge, maxTotal: o.SpillMaxTotal, now: o.Now, log: log}
+	s.red = redact.NewWriter(spillSink{s})
+	if s.keepN <= 0 {
 		s.keepN = DefaultSpillKeep
+	}
+	if s.maxAge <= 0 {
+		s.maxAge = DefaultSpillMaxAge
+	}
+	if s.maxTotal <= 0 {
+		s.maxTotal = DefaultSpillMaxTotal
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -70,18 +89,26 @@ func (s *spill) write(p []byte, cut bool) {
 		}
 	}
 	s.n += int64(len(p))
-	if s.f == nil {
-		s.held = append(s.held, p...)
-		return
-	}
-	if _, err := s.f.Write(p); err != nil {
+	if _, err := s.red.Write(p); err != nil {
 		s.fail("write spill file", err)
 	}
 }
 
+// spillSink is where the redacted output goes: held in memory until the
+// file exists, then the file.
+type spillSink struct{ s *spill }
+
+func (k spillSink) Write(p []byte) (int, error) {
+	if k.s.f == nil {
+		k.s.held = append(k.s.held, p...)
+		return len(p), nil
+	}
+	return k.s.f.Write(p)
+}
+
 // create opens the spill file and writes what was held.
 func (s *spill) create() {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := state.MkdirPrivate(s.dir); err != nil {
 		s.fail("create spill directory", err)
 		return
 	}
@@ -123,6 +150,10 @@ func (s *spill) keep() (path string, complete bool) {
 	if s.failed || s.f == nil {
 		return "", false
 	}
+	if err := s.red.Close(); err != nil { // what it held back for a token cut by a read
+		s.fail("write spill file", err)
+		return "", false
+	}
 	path = s.f.Name()
 	if err := s.f.Close(); err != nil {
 		s.fail("close spill file", err)
@@ -156,27 +187,41 @@ func (s *spill) discard() {
 	}
 }
 
-// prune removes all but the newest keepN spill files, never own. Another
-// shim's spill that is still being written can be removed when more than
-// keepN commands overflow at once; it then simply has no file to point at.
+// prune keeps the spill directory bounded: of the spill files other than
+// own, newest first, it removes every one past the newest keepN, older
+// than maxAge, or from the first that would bring the total past
+// maxTotal on. It runs only
+// when a spill is kept, so commands whose output fits pay nothing.
+// Another shim's spill still being written can be removed when several
+// commands overflow at once; it then simply has no file to point at.
 func (s *spill) prune(own string) {
 	entries, err := os.ReadDir(s.dir) // sorted by name, hence by age
 	if err != nil {
 		s.log.Warn("prune spill files", "err", err)
 		return
 	}
-	var names []string
-	for _, e := range entries {
-		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, spillPrefix) && strings.HasSuffix(n, spillSuffix) {
-			names = append(names, n)
-		}
+	kept, total, full := 1, int64(0), false
+	if fi, err := os.Stat(filepath.Join(s.dir, own)); err == nil {
+		total = fi.Size()
 	}
-	for _, n := range names[:max(0, len(names)-s.keepN)] {
-		if n == own {
+	now := time.Now() // not s.now, which only names files
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		n := e.Name()
+		if n == own || !e.Type().IsRegular() || !strings.HasPrefix(n, spillPrefix) || !strings.HasSuffix(n, spillSuffix) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.dir, n)); err != nil {
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		full = full || total+fi.Size() > s.maxTotal // and so for every older one
+		if !full && kept < s.keepN && now.Sub(fi.ModTime()) <= s.maxAge {
+			kept++
+			total += fi.Size()
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("prune spill file", "file", n, "err", err)
 		}
 	}

@@ -14,8 +14,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/adrg/xdg"
 	"github.com/gofrs/flock"
+
+	"github.com/execgate/execgate/internal/redact"
+	"github.com/execgate/execgate/internal/state"
 )
 
 // Audit event names.
@@ -101,29 +103,17 @@ type AuditLog struct {
 	Keep int
 }
 
-// StateDir returns $XDG_STATE_HOME/execgate, reading the variable through
-// getenv (the xdg package caches the environment at start-up, which tests
-// cannot redirect).
-func StateDir(getenv func(string) string) string {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	base := getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		base = xdg.StateHome
-	}
-	return filepath.Join(base, "execgate")
-}
-
-// DefaultAuditPath returns $XDG_STATE_HOME/execgate/audit.jsonl.
-func DefaultAuditPath(getenv func(string) string) string {
-	return filepath.Join(StateDir(getenv), "audit.jsonl")
+// DefaultAuditPath returns audit.jsonl in the state directory (see
+// state.Dir).
+func DefaultAuditPath(getenv func(string) string) (string, error) {
+	return state.Path(getenv, "audit.jsonl")
 }
 
 // Append writes ev as one line. Concurrent shims may append at once: each
 // event is a single write to a file opened with O_APPEND, so lines never
 // interleave, and rotation happens under a lock.
 func (l *AuditLog) Append(ev Event) error {
+	ev = ev.redacted()
 	if len(ev.Command) > maxLoggedCommand {
 		ev.Command = truncateUTF8(ev.Command, maxLoggedCommand) + "…"
 		ev.Warnings = append(ev.Warnings, "command truncated in the log")
@@ -136,11 +126,18 @@ func (l *AuditLog) Append(ev Event) error {
 		return fmt.Errorf("audit log: encode: %w", err)
 	}
 	line = append(line, '\n')
-	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
+	if l.Path == "" {
+		return errors.New("audit log: no path (no state directory)")
+	}
+	if err := state.MkdirPrivate(filepath.Dir(l.Path)); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, state.FileMode)
 	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if err := state.TightenFile(f); err != nil {
+		f.Close()
 		return fmt.Errorf("audit log: %w", err)
 	}
 	// A write cut short (a full disk) left a line without its newline:
@@ -162,6 +159,26 @@ func (l *AuditLog) Append(ev Event) error {
 		return l.rotate()
 	}
 	return nil
+}
+
+// redacted returns ev with known secret shapes replaced in every field
+// that holds text from the command or its output: the log outlives the
+// command, and is read by whoever can read the user's files.
+func (ev Event) redacted() Event {
+	for _, f := range []*string{&ev.Command, &ev.Envelope, &ev.Message, &ev.OutputTail} {
+		*f = redact.String(*f)
+	}
+	for _, list := range []*[]string{&ev.Reasons, &ev.Allowlisted, &ev.Warnings} {
+		if len(*list) == 0 {
+			continue
+		}
+		out := make([]string, len(*list))
+		for i, v := range *list {
+			out[i] = redact.String(v)
+		}
+		*list = out
+	}
+	return ev
 }
 
 // partialTail reports whether f is not empty and does not end in a newline.
@@ -193,7 +210,7 @@ func (l *AuditLog) keep() int {
 // and the size check under it make sure that two shims crossing the limit
 // together rotate once.
 func (l *AuditLog) rotate() error {
-	lock := flock.New(l.Path+".lock", flock.SetPermissions(0o600))
+	lock := flock.New(l.Path+".lock", flock.SetPermissions(state.FileMode))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	ok, err := lock.TryLockContext(ctx, 5*time.Millisecond)

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/internal/redact"
 )
 
 func readAll(t *testing.T, l *AuditLog, since time.Time) []Event {
@@ -142,4 +145,61 @@ func TestAuditLastLineWithoutNewline(t *testing.T) {
 	evs := readAll(t, l, time.Time{})
 	require.Len(t, evs, 2)
 	assert.Equal(t, "two", evs[1].ID)
+}
+
+// TestAuditModes: the log is 0600 in a 0700 directory, fresh or left too
+// open by hand or by an older version; without a state directory nothing
+// is written anywhere.
+func TestAuditModes(t *testing.T) {
+	fresh := &AuditLog{Path: filepath.Join(t.TempDir(), "state", "execgate", "audit.jsonl")}
+	require.NoError(t, fresh.Append(Event{Event: EventStarted, ID: "a"}))
+	assertMode(t, filepath.Dir(fresh.Path), 0o700)
+	assertMode(t, fresh.Path, 0o600)
+
+	dir := filepath.Join(t.TempDir(), "execgate")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	open := &AuditLog{Path: filepath.Join(dir, "audit.jsonl")}
+	require.NoError(t, os.WriteFile(open.Path, nil, 0o600))
+	require.NoError(t, os.Chmod(open.Path, 0o644))
+	require.NoError(t, open.Append(Event{Event: EventStarted, ID: "b"}))
+	assertMode(t, dir, 0o700)
+	assertMode(t, open.Path, 0o600)
+
+	path, err := DefaultAuditPath(func(string) string { return "" })
+	require.Error(t, err)
+	assert.Error(t, (&AuditLog{Path: path}).Append(Event{Event: EventStarted, ID: "c"}))
+}
+
+func assertMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, want, fi.Mode().Perm(), path)
+}
+
+// TestAuditRedacts: every known token shape is replaced in each text
+// field of an event before it is written.
+func TestAuditRedacts(t *testing.T) {
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl")}
+	for _, ex := range redact.Examples() {
+		t.Run(ex.Name, func(t *testing.T) {
+			in := "x " + ex.Text + "\ny"
+			ev := Event{Event: EventFinished, ID: ex.Name, Command: in, Envelope: in, Message: in, OutputTail: in,
+				Reasons: []string{in}, Allowlisted: []string{in}, Warnings: []string{in}}
+			require.NoError(t, l.Append(ev))
+			raw, err := os.ReadFile(l.Path)
+			require.NoError(t, err)
+			var line string
+			for _, ln := range strings.Split(string(raw), "\n") {
+				if strings.Contains(ln, `"id":"`+ex.Name+`"`) {
+					line = ln
+				}
+			}
+			require.NotEmpty(t, line)
+			secretJSON, _ := json.Marshal(ex.Secret)
+			assert.NotContains(t, line, strings.Trim(string(secretJSON), `"`))
+			assert.Equal(t, 7, strings.Count(line, redact.Marker(ex.Name)), line)
+		})
+	}
 }

@@ -152,6 +152,7 @@ func (j *judge) decide(ctx context.Context, src string) error {
 	req := j.req
 	req.Command = src
 	res := s.engine.Evaluate(req)
+	s.noteCredentials(res)
 	if res.Decision == policy.AskHuman && j.approved {
 		return nil
 	}

@@ -166,7 +166,9 @@ func TestGateRefusesAndRecords(t *testing.T) {
 	assert.NotContains(t, strings.Join(j.Reasons, "\n"), "BASH_ENV")
 
 	var evs []Event
-	l := AuditLog{Path: DefaultAuditPath(getenv)}
+	path, err := DefaultAuditPath(getenv)
+	require.NoError(t, err)
+	l := AuditLog{Path: path}
 	require.NoError(t, l.Read(time.Time{}, func(ev Event, _ []byte) error { evs = append(evs, ev); return nil }))
 	require.Len(t, evs, 2)
 	assert.Equal(t, EventDenied, evs[0].Event)

@@ -20,6 +20,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 )
@@ -275,14 +276,21 @@ func gateDirs(getenv func(string) string) []string {
 	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
 		dirs = append(dirs, filepath.Join(rt, "execgate"))
 	}
-	return append(dirs, filepath.Join(StateDir(getenv), "gate"))
+	if dir, err := state.Path(getenv, "gate"); err == nil {
+		dirs = append(dirs, dir)
+	}
+	return dirs
 }
 
 // writeGate makes sure the gate file exists with the right content in the
 // first usable directory and returns its path.
 func writeGate(getenv func(string) string) (string, error) {
+	dirs := gateDirs(getenv)
+	if len(dirs) == 0 {
+		return "", state.ErrNoHome
+	}
 	var errs []error
-	for _, dir := range gateDirs(getenv) {
+	for _, dir := range dirs {
 		path, err := writeGateIn(dir)
 		if err == nil {
 			return path, nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
@@ -97,6 +98,10 @@ type session struct {
 	// is what is judged, shown and learnt; the whole program still runs.
 	envelope *policy.Envelope
 	relay    *interp.Relay // nil until a command is about to run as a child
+	// outputTail is audit.outputTail; credentials is set once a command
+	// judged in this run reads or sends credentials (see keepTail).
+	outputTail  config.OutputTail
+	credentials bool
 }
 
 func newSession(o Options) *session {
@@ -123,8 +128,24 @@ func newSession(o Options) *session {
 	if o.Getenv("EXECGATE_DEBUG") == "1" {
 		s.log = slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("pid", os.Getpid())
 	}
-	s.audit = AuditLog{Path: DefaultAuditPath(o.Getenv)}
+	path, err := DefaultAuditPath(o.Getenv)
+	if err != nil {
+		// Append then fails, and says so in debug mode; the command runs
+		// as it would without a log.
+		s.log.Warn("no audit log", "err", err)
+	}
+	s.audit = AuditLog{Path: path}
 	return s
+}
+
+// spillDir is where cut output is saved: output/ in the state directory,
+// or "" (no spill file) when there is no state directory.
+func (s *session) spillDir() string {
+	dir, err := state.Path(s.getenv, "output")
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // warnf records a problem that does not stop the command: it goes to the
@@ -189,10 +210,11 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	agent := config.DetectAgent("", s.getenv, s.o.Environ)
 	set.output(cfg.OutputFor(agent))
+	s.outputTail = cfg.OutputTailSetting()
 	run := interp.Options{
 		Shell: shell, Argv: argv, Stdin: s.o.Stdin, Stdout: s.o.Stdout, Stderr: s.o.Stderr,
 		MaxBytes: set.maxBytes, TailBytes: set.tailBytes,
-		SpillDir: filepath.Join(StateDir(s.getenv), "output"), SpillMaxBytes: set.spillMaxBytes,
+		SpillDir: s.spillDir(), SpillMaxBytes: set.spillMaxBytes,
 		Logger: s.log,
 	}
 	if s.cl.Source == NoProgram {
@@ -227,6 +249,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 
 	res, inspected := s.evaluate(req)
+	s.noteCredentials(res)
 	req.Command = s.judged()
 	if s.cl.Source == FromStdin && inspected {
 		run.Stdin = bytes.NewReader([]byte(s.program))
@@ -451,7 +474,13 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 	status := res.ExitStatus
 	ev.ExitStatus, ev.DurationMs = &status, &ms
 	ev.OutputSize, ev.Omitted, ev.SpillPath = res.Bytes, res.Omitted, res.SpillPath
-	ev.OutputTail = strings.ToValidUTF8(string(res.Tail), "\uFFFD")
+	if s.keepTail() {
+		tail := strings.ToValidUTF8(string(res.Tail), "\uFFFD")
+		if res.Bytes > int64(len(res.Tail)) {
+			tail = dropPartialLine(tail)
+		}
+		ev.OutputTail = tail
+	}
 	var sig syscall.Signal
 	if res.Signaled {
 		ev.Signal = unix.SignalName(res.Signal)
@@ -459,6 +488,44 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 	}
 	s.record(ev)
 	return status, sig
+}
+
+// noteCredentials remembers whether res has a command that reads or sends
+// credentials: its output may show them.
+func (s *session) noteCredentials(res policy.Result) {
+	for _, seg := range res.Segments {
+		for _, r := range seg.Reasons {
+			if r.Effect == policy.EffectCredentials || r.Effect == policy.EffectSend {
+				s.credentials = true
+				return
+			}
+		}
+	}
+}
+
+// keepTail decides whether the finished event keeps the end of the
+// output (audit.outputTail). What is kept is redacted either way (see
+// AuditLog.Append); this keeps the output of a command known to handle
+// credentials out of the log altogether, since redaction only finds
+// secrets of known shapes.
+func (s *session) keepTail() bool {
+	switch s.outputTail {
+	case config.OutputTailOn:
+		return true
+	case config.OutputTailUnlessCredentials:
+		return !s.credentials
+	}
+	return false
+}
+
+// dropPartialLine removes the first line of an output tail that does not
+// start at the output's start: a token cut there would be left as a
+// fragment too short to recognise.
+func dropPartialLine(tail string) string {
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		return tail[i+1:]
+	}
+	return tail
 }
 
 // evaluate reads the program and judges it. inspected is false when the

@@ -24,6 +24,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/internal/state"
 )
 
 // exitNoHub is the status of a hub command when no hub runs.
@@ -177,15 +178,7 @@ func runHub(ctx context.Context, g *globals) error {
 
 // hubLogPath is where a detached hub logs.
 func hubLogPath(g *globals) (string, error) {
-	state := g.getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(state) {
-		home := g.getenv("HOME")
-		if home == "" {
-			return "", errors.New("neither XDG_STATE_HOME nor HOME is set: nowhere to put hub.log")
-		}
-		state = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(state, "execgate", "hub.log"), nil
+	return state.Path(g.getenv, "hub.log")
 }
 
 // detachHub starts `execgate hub` in a session of its own and waits until
@@ -202,14 +195,17 @@ func detachHub(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+	if err := state.MkdirPrivate(filepath.Dir(logPath)); err != nil {
 		return fmt.Errorf("hub log: %w", err)
 	}
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, state.FileMode)
 	if err != nil {
 		return fmt.Errorf("hub log: %w", err)
 	}
 	defer logf.Close()
+	if err := state.TightenFile(logf); err != nil {
+		return fmt.Errorf("hub log: %w", err)
+	}
 	start, _ := logf.Seek(0, io.SeekEnd)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {

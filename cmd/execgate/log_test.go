@@ -52,7 +52,9 @@ func logWorld(t *testing.T) *globals {
 		}
 		return ""
 	}
-	audit := shim.AuditLog{Path: shim.DefaultAuditPath(getenv)}
+	path, err := shim.DefaultAuditPath(getenv)
+	require.NoError(t, err)
+	audit := shim.AuditLog{Path: path}
 	now := time.Now()
 	for i := range 30 {
 		agent := "claude-code"
@@ -102,7 +104,9 @@ func TestLogFollowFromTheEnd(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runLog(ctx, g, logFlags{follow: true, lines: -1, agent: "claude-code"}) }()
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "cmd-29") }, 10*time.Second, 10*time.Millisecond)
-	audit := shim.AuditLog{Path: shim.DefaultAuditPath(g.getenv)}
+	path, err := shim.DefaultAuditPath(g.getenv)
+	require.NoError(t, err)
+	audit := shim.AuditLog{Path: path}
 	require.NoError(t, audit.Append(shim.Event{Time: time.Now(), Event: shim.EventDenied, Agent: "codex", Command: "cmd-98"}))
 	require.NoError(t, audit.Append(shim.Event{Time: time.Now(), Event: shim.EventDenied, Agent: "claude-code", Command: "cmd-99"}))
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "cmd-99") }, 10*time.Second, 10*time.Millisecond)

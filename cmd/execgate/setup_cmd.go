@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/setup"
-	"github.com/execgate/execgate/shim"
 )
 
 func newSetupCmd(g *globals) *cobra.Command {
@@ -128,8 +128,11 @@ func setupOptions(g *globals, agent string, hook bool, settings, shims string) (
 			return setup.Options{}, fmt.Errorf("--settings: %w", err)
 		}
 	}
+	// No state directory leaves StateDir empty, which setup refuses
+	// with its own line when it needs one.
+	stateDir, _ := state.Dir(g.getenv)
 	return setup.Options{Agent: agent, Hook: hook, Settings: settings, Exe: exe, Shims: shims,
-		Home: home, StateDir: shim.StateDir(g.getenv), Getenv: g.getenv}, nil
+		Home: home, StateDir: stateDir, Getenv: g.getenv}, nil
 }
 
 func setupError(err error) error {

@@ -179,7 +179,11 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 	if f.lines < -1 {
 		return usagef("-n %d: want a number of events, 0 or more", f.lines)
 	}
-	audit := shim.AuditLog{Path: shim.DefaultAuditPath(g.getenv)}
+	path, err := shim.DefaultAuditPath(g.getenv)
+	if err != nil {
+		return err
+	}
+	audit := shim.AuditLog{Path: path}
 	width := logWidth
 	if f.full {
 		width = 0

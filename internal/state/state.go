@@ -1,0 +1,99 @@
+// Package state owns where execgate keeps what it records about runs (the
+// audit log, spilled output, the hub's log, setup records, the gate file's
+// fallback) and the permissions those files get: one resolver, so that every
+// command agrees on the directory, and one place that keeps it private.
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Modes of everything execgate stores: what commands printed can hold
+// secrets, so only the owner may read it.
+const (
+	DirMode  fs.FileMode = 0o700
+	FileMode fs.FileMode = 0o600
+	// othersBits are the group's and others' permissions, which
+	// MkdirPrivate and TightenFile take away.
+	othersBits fs.FileMode = 0o077
+)
+
+// ErrNoHome is returned when neither $XDG_STATE_HOME nor $HOME names an
+// absolute directory: there is then no state directory, and nothing is
+// stored rather than something stored in the current directory.
+var ErrNoHome = errors.New("neither XDG_STATE_HOME nor HOME is an absolute path: nowhere to keep execgate's state (set one of them)")
+
+// Dir returns execgate's state directory: $XDG_STATE_HOME/execgate, else
+// $HOME/.local/state/execgate. Both are read through getenv (nil means
+// os.Getenv) on every call, so tests and callers with their own
+// environment can redirect it. The XDG spec says a relative value is
+// invalid and must be ignored, and so it is.
+func Dir(getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if base := getenv("XDG_STATE_HOME"); filepath.IsAbs(base) {
+		return filepath.Join(base, "execgate"), nil
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "state", "execgate"), nil
+	}
+	return "", ErrNoHome
+}
+
+// Path returns name inside the state directory.
+func Path(getenv func(string) string, name ...string) (string, error) {
+	dir, err := Dir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(append([]string{dir}, name...)...), nil
+}
+
+// MkdirPrivate creates dir (and missing parents) with DirMode, and takes
+// group and other access away from dir itself if it already had any: a
+// directory made by hand or by an older version must not expose what is
+// stored in it. It never widens a mode, and it refuses a dir that is not
+// a directory or belongs to another user.
+func MkdirPrivate(dir string) error {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir) // a link to a directory of ours is fine
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user", dir, st.Uid)
+	}
+	if perm := fi.Mode().Perm(); perm&othersBits != 0 {
+		if err := os.Chmod(dir, perm&^othersBits); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// TightenFile takes group and other access away from an open file that
+// has any (one created by an older version, or by hand), never widening
+// it.
+func TightenFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&othersBits != 0 {
+		if err := f.Chmod(perm &^ othersBits); err != nil {
+			return fmt.Errorf("make %s private: %w", f.Name(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// TestDir: the one resolver every command uses.
+func TestDir(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"xdg", map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}, "/s/execgate"},
+		{"home", map[string]string{"HOME": "/h"}, "/h/.local/state/execgate"},
+		{"relative xdg ignored", map[string]string{"XDG_STATE_HOME": "s", "HOME": "/h"}, "/h/.local/state/execgate"},
+		{"nothing", map[string]string{}, ""},
+		{"relative home", map[string]string{"HOME": "h"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Dir(env(tc.env))
+			if tc.want == "" {
+				require.ErrorIs(t, err, ErrNoHome)
+				_, err = Path(env(tc.env), "audit.jsonl")
+				require.ErrorIs(t, err, ErrNoHome)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			p, err := Path(env(tc.env), "output", "x")
+			require.NoError(t, err)
+			assert.Equal(t, filepath.Join(tc.want, "output", "x"), p)
+		})
+	}
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return fi.Mode().Perm()
+}
+
+// TestMkdirPrivate: created 0700; an existing open directory is
+// tightened, never widened; a file in the way is refused.
+func TestMkdirPrivate(t *testing.T) {
+	root := t.TempDir()
+	fresh := filepath.Join(root, "a", "execgate")
+	require.NoError(t, MkdirPrivate(fresh))
+	assert.Equal(t, DirMode, mode(t, fresh))
+
+	open := filepath.Join(root, "open")
+	require.NoError(t, os.Mkdir(open, 0o755))
+	require.NoError(t, os.Chmod(open, 0o777)) // past the umask
+	require.NoError(t, MkdirPrivate(open))
+	assert.Equal(t, os.FileMode(0o700), mode(t, open))
+
+	narrow := filepath.Join(root, "narrow")
+	require.NoError(t, os.Mkdir(narrow, 0o500))
+	require.NoError(t, MkdirPrivate(narrow))
+	assert.Equal(t, os.FileMode(0o500), mode(t, narrow), "never widened")
+
+	file := filepath.Join(root, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	assert.Error(t, MkdirPrivate(file))
+}
+
+// TestTightenFile: group and other access go, the owner's bits stay.
+func TestTightenFile(t *testing.T) {
+	for _, tc := range []struct{ from, want os.FileMode }{
+		{0o644, 0o600}, {0o666, 0o600}, {0o600, 0o600}, {0o400, 0o400}, {0o755, 0o700},
+	} {
+		path := filepath.Join(t.TempDir(), "f")
+		require.NoError(t, os.WriteFile(path, nil, 0o600))
+		require.NoError(t, os.Chmod(path, tc.from))
+		f, err := os.OpenFile(path, os.O_RDONLY, 0)
+		require.NoError(t, err)
+		require.NoError(t, TightenFile(f))
+		f.Close()
+		assert.Equal(t, tc.want, mode(t, path), "from %o", tc.from)
+	}
+}
