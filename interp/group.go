@@ -94,7 +94,8 @@ func readStat(pid int) (procStat, error) {
 }
 
 // commandTree returns root and its descendants that are in process group
-// pgid: the processes a signal to the command's group would reach. A
+// pgid, ancestors before descendants: the processes a signal to the
+// command's group would reach. A
 // descendant that made a group or session of its own (setsid, a shell with
 // job control) is left out, as a killpg would leave it out; so is one that
 // was orphaned and adopted by init, which can no longer be told apart from
@@ -167,6 +168,9 @@ func (c *commandProcs) signal(sig syscall.Signal) {
 			}
 			return
 		}
+		// Ancestors first, so that each shell has its signal before it can
+		// see a child die of it: bash that reaps a child killed by SIGHUP
+		// before its own SIGHUP arrives goes on with the script.
 		fresh := false
 		for _, pid := range commandTree(procs, c.root, c.pgid) {
 			if _, ok := c.known[pid]; ok {

@@ -249,7 +249,7 @@ func TestCommandTree(t *testing.T) {
 		{pid: 106, ppid: 1, pgid: group},   // the rest of the agent's pipeline
 		{pid: 107, ppid: 99, pgid: group},  // the agent's other child
 	}
-	assert.ElementsMatch(t, []int{101, 102, 103}, commandTree(procs, 101, group))
+	assert.Equal(t, []int{101, 102, 103}, commandTree(procs, 101, group), "ancestors first")
 	assert.Empty(t, commandTree(procs, 999, group), "a shell already gone")
 }
 
