@@ -160,21 +160,33 @@ func Exec(o Options) error {
 // Run runs the shell as a child and waits for it, relaying its output under
 // the cap and, if asked, this process's signals.
 //
-// Process group. The shell normally gets its own process group, so that a
-// relayed signal reaches the whole command (pipelines, subshells, background
-// jobs) the way a terminal's ^C reaches a foreground job; bash -c has no job
-// control, so its background jobs stay in that group and ignore SIGINT and
-// SIGQUIT as bash arranges. The exception is a process that is in the
-// foreground of its controlling terminal: a child in another group would be
-// stopped (SIGTTIN/SIGTTOU) the moment it read the terminal or prompted on
-// /dev/tty (read, sudo, ssh), so the shell then stays in this process's
-// group, the terminal delivers its own signals to it, and relayed signals go
-// to the shell alone.
+// Process group. The shell stays in this process's process group, as bash's
+// children stay in bash's, so that whatever signals that group reaches the
+// whole command: an agent that spawned the shim in a group of its own and
+// kills the group on a timeout (SIGKILL included, which nothing can relay),
+// timeout(1), a terminal's ^C, job control. Background jobs stay in it too
+// (bash -c has no job control) and ignore SIGINT and SIGQUIT as bash
+// arranges; jobs started with setsid are in a session of their own and
+// outside it, as under bash.
+//
+// Relayed signals. A signal this process catches came either to the whole
+// group, and then the command has it already, or to this process alone. In
+// the second case bash would die and leave its children running; an agent
+// that kills only the process it started means to stop the command, so the
+// signal is passed on as if it had gone to the command's group: to the
+// shell and each of its descendants still in this group (see commandProcs),
+// not to the group itself, which may hold the agent or the rest of a
+// pipeline. The two cases are told apart by whether the shell visibly has
+// the signal already (see struck); when that cannot be seen the command gets
+// it twice, never not at all. In the foreground of a terminal the signal
+// goes to the shell alone, as before: the terminal's own ^C reaches the
+// group, and a second copy to every process would be noise. When Run itself
+// stops the command (ctx done), it signals the command's processes.
 //
 // Orphans. The shell is started with Pdeathsig=SIGKILL, so killing this
-// process, even with SIGKILL, kills the shell; catchable signals are relayed
-// to the group first. What the shell had started in the foreground at that
-// moment is orphaned, exactly as when bash itself is SIGKILLed (the death
+// process alone, even with SIGKILL, kills the shell; catchable signals are
+// relayed first. What the shell had started is orphaned after a SIGKILL to
+// this process alone, exactly as when bash itself is SIGKILLed (the death
 // signal is not inherited across fork), but it loses its output pipes and
 // gets SIGPIPE on its next write. Background jobs keep running after the
 // shell exits, as they would under bash.
@@ -210,8 +222,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	cmd := &exec.Cmd{Path: o.Shell, Args: o.Argv, Env: o.Env, Dir: o.Dir, Stdin: o.Stdin}
-	ownGroup := !foreground(o.Stdin, o.Stdout, o.Stderr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
+	inForeground := foreground(o.Stdin, o.Stdout, o.Stderr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// Only a non-file Stdin needs copying; bound the wait for that copy so
 	// a background job holding the pipe cannot stall Wait.
 	cmd.WaitDelay = grace
@@ -293,13 +305,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 
-	target := cmd.Process.Pid
-	if ownGroup {
-		target = -target
-	}
-	send := func(sig syscall.Signal) {
-		if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			log.Warn("relay signal", "signal", sig, "err", err)
+	shell := cmd.Process.Pid
+	procs := newCommandProcs(shell, syscall.Getpgrp(), log)
+	defer procs.release()
+	// send passes sig to the command; caught says this process caught it
+	// (see "Relayed signals" above), rather than Run deciding to stop.
+	send := func(sig syscall.Signal, caught bool) {
+		switch {
+		case inForeground && caught:
+			kill(shell, sig, log)
+		case caught && struck(shell, sig):
+			log.Debug("signal reached the command's group already", "signal", sig)
+		default:
+			procs.signal(sig)
 		}
 	}
 	var waitErr error
@@ -309,18 +327,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		close(waited)
 	}()
 	done := ctx.Done()
-	var kill <-chan time.Time
+	var killAt <-chan time.Time
 	for running := true; running; {
 		select {
 		case sig := <-sigs:
-			send(sig.(syscall.Signal))
+			send(sig.(syscall.Signal), true)
 		case <-done:
 			log.Debug("command cancelled", "err", ctx.Err())
-			send(syscall.SIGTERM)
-			done, kill = nil, time.After(killDelay)
-		case <-kill:
-			send(syscall.SIGKILL)
-			kill = nil
+			send(syscall.SIGTERM, false)
+			done, killAt = nil, time.After(killDelay)
+		case <-killAt:
+			send(syscall.SIGKILL, false)
+			killAt = nil
 		case <-waited:
 			running = false
 		}
