@@ -445,6 +445,7 @@ func (p *parser) parseSocket(v any) SocketConfig {
 	s.Path = p.stringField("socket", m, "path")
 	s.Token = p.stringField("socket", m, "token")
 	s.RequesterUids = p.parseRequesterUids(m["requesterUids"])
+	s.IdleTimeoutMs = p.parseIdleTimeout(m["idleTimeoutMs"])
 	return s
 }
 

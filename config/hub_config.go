@@ -45,3 +45,29 @@ func (p *parser) parseRequesterUids(v any) []int {
 	}
 	return uids
 }
+
+// Bounds of socket.idleTimeoutMs: a second to a day.
+const (
+	minIdleTimeoutMs = 1_000
+	maxIdleTimeoutMs = 86_400_000
+)
+
+// parseIdleTimeout reads socket.idleTimeoutMs: how long the hub keeps a
+// connection that sends nothing while nothing of it is outstanding. A value
+// that is not a whole number of milliseconds in bounds is dropped with a
+// warning (0: the hub's default), since a typo should neither close every
+// connection at once nor keep idle ones forever.
+func (p *parser) parseIdleTimeout(v any) int {
+	const path = "socket.idleTimeoutMs"
+	if v == nil {
+		return 0
+	}
+	n, isNum := v.(json.Number)
+	ms, err := strconv.Atoi(string(n))
+	if !isNum || err != nil || ms < minIdleTimeoutMs || ms > maxIdleTimeoutMs {
+		p.warnf(path, "want a whole number of milliseconds from %d to %d, got %s; using the hub's default",
+			minIdleTimeoutMs, maxIdleTimeoutMs, describe(v))
+		return 0
+	}
+	return ms
+}

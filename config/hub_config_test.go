@@ -54,3 +54,35 @@ func TestRequesterUidsSurviveEdits(t *testing.T) {
 	assert.Equal(t, []int{1002}, cfg.Socket.RequesterUids)
 	assert.Equal(t, "t", cfg.Socket.Token)
 }
+
+func TestParseIdleTimeout(t *testing.T) {
+	const want = "socket.idleTimeoutMs: want a whole number of milliseconds from 1000 to 86400000, got "
+	tests := []struct {
+		name    string
+		raw     string
+		want    int
+		warning string
+	}{
+		{name: "absent", raw: `{"socket":{}}`},
+		{name: "null", raw: `{"socket":{"idleTimeoutMs":null}}`},
+		{name: "valid", raw: `{"socket":{"idleTimeoutMs":60000}}`, want: 60_000},
+		{name: "bounds", raw: `{"socket":{"idleTimeoutMs":1000}}`, want: 1000},
+		{name: "too short", raw: `{"socket":{"idleTimeoutMs":999}}`, warning: want + "number 999; using the hub's default"},
+		{name: "zero", raw: `{"socket":{"idleTimeoutMs":0}}`, warning: want + "number 0; using the hub's default"},
+		{name: "too long", raw: `{"socket":{"idleTimeoutMs":86400001}}`, warning: want + "number 86400001; using the hub's default"},
+		{name: "fraction", raw: `{"socket":{"idleTimeoutMs":1500.5}}`, warning: want + "number 1500.5; using the hub's default"},
+		{name: "string", raw: `{"socket":{"idleTimeoutMs":"60000"}}`, warning: want + `string "60000"; using the hub's default`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, warnings, err := ParseConfig([]byte(tt.raw))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.Socket.IdleTimeoutMs)
+			if tt.warning == "" {
+				assert.Empty(t, warnings)
+			} else {
+				assert.Equal(t, []string{tt.warning}, warnings)
+			}
+		})
+	}
+}

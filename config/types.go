@@ -99,6 +99,10 @@ type SocketConfig struct {
 	// RequesterUids lists other users whose shims may ask the hub (see
 	// hub_config.go).
 	RequesterUids []int `json:"requesterUids,omitempty"`
+	// IdleTimeoutMs is how long the hub keeps a connection that sends
+	// nothing and waits on nothing; 0 means the hub's default (see
+	// hub_config.go).
+	IdleTimeoutMs int `json:"idleTimeoutMs,omitempty"`
 }
 
 // Config is the typed view of the configuration file (version 1). Unknown

@@ -81,8 +81,9 @@ func (s *Server) request(c *conn, frameID string, r ApprovalRequest) (any, error
 		}
 		return ApprovalAnswer{ID: id, Outcome: OutcomeNoApprover, CreatedAtMs: now.UnixMilli(), ExpiresAtMs: now.UnixMilli()}, nil
 	}
-	if len(s.pending) >= maxPending {
-		return nil, errBody(ErrCodeRateLimit, fmt.Sprintf("%d approvals pending already; try later", maxPending))
+	if v := s.pendingShares.take(c.peer.uid, s.requesters); v != shareGranted {
+		s.log.Warn("refusing approval", "uid", c.peer.uid, "pid", c.peer.pid, "pending", s.pendingShares.held[c.peer.uid])
+		return nil, errBody(ErrCodeQuota, s.pendingShares.pendingRefusal(v, c.peer.uid, s.requesters))
 	}
 	if r.ID == "" {
 		r.ID = s.newIDLocked()
@@ -131,6 +132,7 @@ func (s *Server) expire(p *pending) {
 func (s *Server) settleLocked(p *pending, how settlement, decision, by string) {
 	delete(s.pending, p.a.ID)
 	delete(p.req.pending, p.a.ID)
+	s.pendingShares.give(p.a.RequesterUid)
 	p.timer.Stop()
 	p.a.Decision, p.a.ResolvedBy = decision, by
 	ans := ApprovalAnswer{

@@ -115,7 +115,7 @@ func TestNoHelloInTime(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	r := h.raw(t)
-	f, err := r.read(helloTimeout + 5*time.Second)
+	f, err := r.read(defaultHelloTimeout + 5*time.Second)
 	require.NoError(t, err)
 	require.NotNil(t, f.Error)
 	assert.Equal(t, ErrCodeAuth, f.Error.Code)

@@ -46,7 +46,7 @@ type DialOptions struct {
 
 // closingCodes are the errors after which the hub closes the connection;
 // sent without an id, they say why the connection ended.
-var closingCodes = []string{ErrCodeAuth, ErrCodeTooLarge, ErrCodeVersion}
+var closingCodes = []string{ErrCodeAuth, ErrCodeTooLarge, ErrCodeVersion, ErrCodeBusy, ErrCodeIdle}
 
 // Client is one connection to the hub. It is safe for concurrent use and
 // may have many calls in flight. When the connection drops (the hub died)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/execgate/execgate/config"
 )
@@ -43,6 +44,8 @@ type configState struct {
 type authConfig struct {
 	token         string
 	requesterUids []int
+	// idleTimeout is socket.idleTimeoutMs; 0 for the default.
+	idleTimeout time.Duration
 	// err says why the configuration is unusable; same-uid peers are then
 	// refused (fail closed) and no other uid is let in.
 	err error
@@ -86,7 +89,8 @@ func (c *configState) current(ctx context.Context) authConfig {
 	if c.err != nil {
 		return authConfig{err: c.err}
 	}
-	return authConfig{token: c.cfg.Socket.Token, requesterUids: c.cfg.Socket.RequesterUids}
+	return authConfig{token: c.cfg.Socket.Token, requesterUids: c.cfg.Socket.RequesterUids,
+		idleTimeout: time.Duration(c.cfg.Socket.IdleTimeoutMs) * time.Millisecond}
 }
 
 // changed reports whether the file differs from what was loaded.

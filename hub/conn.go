@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -55,8 +56,20 @@ type conn struct {
 	role Role
 	name string
 
+	// Set by the server before serve runs: what the connection is charged
+	// to (its uid's connection share, or the pool of refusals).
+	charged, refused bool
+
 	// Guarded by srv.mu.
 	pending map[string]*pending // approvals this requester waits on
+	running map[string]struct{} // commands reported started, not finished
+
+	// lastFrame is when the peer last sent a line (UnixNano), for the
+	// idle check; idle is the timer that makes it, nil before the hello
+	// and after the connection ended.
+	lastFrame atomic.Int64
+	idleMu    sync.Mutex
+	idle      *time.Timer
 
 	killOnce sync.Once
 }
@@ -67,6 +80,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		nc:      nc,
 		limiter: rate.NewLimiter(frameRate, frameBurst),
 		pending: map[string]*pending{},
+		running: map[string]struct{}{},
 	}
 	c.out.init()
 	return c
@@ -80,8 +94,9 @@ func (c *conn) kill() {
 	})
 }
 
-// serve runs the connection until it ends and then forgets it.
-func (c *conn) serve(ctx context.Context, p peer) {
+// serve runs the connection until it ends and then forgets it. A peer uid
+// below zero means the connection was refused and is only told why.
+func (c *conn) serve(ctx context.Context, p peer, auth authConfig) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -93,6 +108,7 @@ func (c *conn) serve(ctx context.Context, p peer) {
 			// connection. Handlers are written not to need this.
 			c.srv.log.Error("connection handler panicked", "panic", r, "stack", string(debug.Stack()))
 		}
+		c.stopIdleTimer()
 		c.out.finish()
 		select {
 		case <-writerDone:
@@ -106,27 +122,19 @@ func (c *conn) serve(ctx context.Context, p peer) {
 		return // already refused
 	}
 	c.peer = p
-	c.readLoop(ctx)
+	c.readLoop(ctx, auth)
 }
 
 // readLoop reads and handles frames until the peer goes away or breaks a
 // rule that ends the connection.
-func (c *conn) readLoop(ctx context.Context) {
-	auth := c.srv.authConfig(ctx)
-	switch {
-	case c.peer.uid == c.srv.uid:
-	case auth.isRequester(c.peer.uid):
-	default:
-		c.srv.log.Warn("refusing connection from another user", "uid", c.peer.uid, "pid", c.peer.pid)
-		c.fatal("", ErrCodeAuth, fmt.Sprintf("uid %d may not use this hub", c.peer.uid))
-		return
-	}
-	c.nc.SetReadDeadline(time.Now().Add(helloTimeout))
+func (c *conn) readLoop(ctx context.Context, auth authConfig) {
+	c.nc.SetReadDeadline(time.Now().Add(c.srv.limits.HelloTimeout))
 	// A small buffer: a hub may hold a thousand idle shims. readLine
 	// gathers longer lines up to MaxLine.
 	r := bufio.NewReaderSize(c.nc, 4<<10)
 	for {
 		line, err := readLine(r, MaxLine)
+		c.lastFrame.Store(time.Now().UnixNano())
 		if errors.Is(err, errTooLarge) {
 			c.fatal("", ErrCodeTooLarge, fmt.Sprintf("line longer than %d bytes; closing", MaxLine))
 			return
@@ -236,12 +244,71 @@ func (c *conn) hello(ctx context.Context, f *Frame, auth authConfig) bool {
 		c.limiter = rate.NewLimiter(approverRate, approverBurst)
 	}
 	c.nc.SetReadDeadline(time.Time{})
+	c.startIdleTimer(auth)
 	c.srv.mu.Lock()
 	res := HelloResult{Version: ProtocolVersion, Role: p.Role, Approvers: len(c.srv.subs)}
 	c.srv.mu.Unlock()
 	c.srv.log.Debug("hello", "role", p.Role, "name", c.name, "uid", c.peer.uid, "pid", c.peer.pid)
 	c.reply(f.ID, res)
 	return true
+}
+
+// startIdleTimer arms the check that closes the connection once it has
+// been idle for the idle timeout: see checkIdle.
+func (c *conn) startIdleTimer(auth authConfig) {
+	d := c.srv.idleTimeout(auth)
+	c.idleMu.Lock()
+	defer c.idleMu.Unlock()
+	c.idle = time.AfterFunc(d, func() { c.checkIdle(d) })
+}
+
+func (c *conn) stopIdleTimer() {
+	c.idleMu.Lock()
+	defer c.idleMu.Unlock()
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+}
+
+// rearmIdle makes the idle check come back after d, unless the
+// connection ended meanwhile.
+func (c *conn) rearmIdle(d time.Duration) {
+	c.idleMu.Lock()
+	defer c.idleMu.Unlock()
+	if c.idle != nil {
+		c.idle.Reset(d)
+	}
+}
+
+// checkIdle closes the connection if it is idle: it sent nothing for d
+// and has nothing outstanding. Waiting is not idleness when the wait is on
+// the hub or on a command: an approval of its own pending, a subscription
+// (an approver waiting for requests), or a command it reported started and
+// not yet finished (a shim holds its connection while the command runs, to
+// report the end). Otherwise the check comes back when d may have passed.
+func (c *conn) checkIdle(d time.Duration) {
+	quiet := time.Since(time.Unix(0, c.lastFrame.Load()))
+	if quiet < d {
+		c.rearmIdle(d - quiet)
+		return
+	}
+	if c.busy() {
+		c.rearmIdle(d)
+		return
+	}
+	c.srv.log.Info("closing idle connection", "role", c.role, "name", c.name, "uid", c.peer.uid, "pid", c.peer.pid, "idle", d)
+	c.fatal("", ErrCodeIdle, fmt.Sprintf("nothing sent for %v and nothing outstanding; closing (connect again when needed)", d))
+	// Wake the reader, which then ends the connection.
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// busy reports whether the connection waits on the hub or on a command.
+func (c *conn) busy() bool {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	_, subscribed := c.srv.subs[c]
+	return subscribed || len(c.pending) > 0 || len(c.running) > 0
 }
 
 // label names the connection in resolvedBy and setBy.

@@ -24,7 +24,7 @@ func pipeConn(s *Server, p peer) (net.Conn, <-chan struct{}) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.serve(context.Background(), p)
+		c.serve(context.Background(), p, s.authConfig(context.Background()))
 	}()
 	return client, done
 }

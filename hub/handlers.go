@@ -120,9 +120,28 @@ func handleReport(_ context.Context, c *conn, f *Frame) (any, error) {
 		return nil, badRequest("event: want exec.started, exec.finished or exec.denied")
 	}
 	c.srv.mu.Lock()
+	c.noteRunningLocked(r)
 	c.srv.broadcastLocked(r.Event, r)
 	c.srv.mu.Unlock()
 	return struct{}{}, nil
+}
+
+// maxRunning bounds the commands one connection is remembered to run (a
+// shim runs one); past it a start is simply not remembered, and the
+// connection may be closed as idle while the command runs.
+const maxRunning = 16
+
+// noteRunningLocked keeps track of the commands the connection reported
+// started and not yet finished: while one runs, the connection waits on
+// the command, and is not idle.
+func (c *conn) noteRunningLocked(r ExecReport) {
+	switch {
+	case r.ID == "":
+	case r.Event == EventStarted && len(c.running) < maxRunning:
+		c.running[r.ID] = struct{}{}
+	case r.Event != EventStarted:
+		delete(c.running, r.ID)
+	}
 }
 
 // decisions are the valid ResolveParams.Decision values.

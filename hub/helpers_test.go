@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		os.Exit(serveMain())
 	case os.Getenv(clientEnv) != "":
 		os.Exit(clientMain())
+	case os.Getenv(floodEnv) != "":
+		os.Exit(floodMain())
 	}
 	os.Exit(m.Run())
 }

@@ -72,6 +72,9 @@ const (
 	ErrCodeNotFound   = "NOT_FOUND"    // unknown, expired or already resolved approval id
 	ErrCodeConflict   = "CONFLICT"     // explicit id already pending; stale config hash
 	ErrCodeRateLimit  = "RATE_LIMITED" // too many frames on this connection
+	ErrCodeBusy       = "BUSY"         // connection refused: the uid's share of connections (or the hub's) is used up; closed
+	ErrCodeQuota      = "QUOTA"        // approval refused: the uid's share of pending approvals (or the hub's) is used up
+	ErrCodeIdle       = "IDLE"         // nothing sent for the idle timeout and nothing outstanding; closed
 	ErrCodeVersion    = "VERSION"      // unsupported protocol version
 	ErrCodeInternal   = "INTERNAL"
 )

@@ -21,22 +21,16 @@ import (
 
 // Limits of the daemon.
 const (
-	// helloTimeout is how long a new connection has to say hello.
-	helloTimeout = 10 * time.Second
 	// writeTimeout bounds one write to a peer; a peer that does not read
 	// for that long is dropped.
 	writeTimeout = 10 * time.Second
-	// maxConns bounds open connections (file descriptors).
-	maxConns = 4096
-	// maxPending bounds pending approvals across all requesters.
-	maxPending = 10_000
 	// frameRate and frameBurst limit the frames one connection may send
 	// (before hello, and as a requester: one shim asks a few questions).
 	frameRate  = 100
 	frameBurst = 200
 	// approverRate and approverBurst are an approver's limits: it is
 	// authenticated as the hub's owner, and a scripted one may resolve a
-	// backlog of thousands of approvals at once (maxPending bounds it).
+	// backlog of thousands of approvals at once (Limits.Pending bounds it).
 	approverRate  = 10_000
 	approverBurst = 20_000
 	// maxQueuedFrames and maxQueuedBytes bound what waits to be written to
@@ -59,6 +53,13 @@ type ServerOptions struct {
 	// Now tells the time (tests); nil means time.Now. Timers still run on
 	// the real clock.
 	Now func() time.Time
+	// Limits override the hub's limits (tests); zero fields keep the
+	// defaults.
+	Limits Limits
+
+	// peerCred reads a connection's peer (tests that cannot run a process
+	// as another user stand a uid in for one); nil means peerOf.
+	peerCred func(net.Conn) (peer, error)
 }
 
 // Server is a running hub: it owns the socket, the lock beside it and all
@@ -69,6 +70,8 @@ type Server struct {
 	socket    string
 	uid       int
 	startedAt time.Time
+	limits    Limits
+	peerCred  func(net.Conn) (peer, error)
 	config    *configState
 	nonces    nonceCache
 
@@ -77,16 +80,24 @@ type Server struct {
 	lock     *flock.Flock
 	shared   bool // socket modes opened for requester uids
 
-	mu        sync.Mutex
-	conns     map[*conn]struct{}
-	subs      map[*conn]struct{}
-	pending   map[string]*pending
-	seq       uint64
-	sessions  map[string]*sessionEntry
-	closed    bool
-	closeOnce sync.Once
-	done      chan struct{}
-	wg        sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	subs     map[*conn]struct{}
+	pending  map[string]*pending
+	seq      uint64
+	sessions map[string]*sessionEntry
+	// connShares and pendingShares divide the connection and approval
+	// budgets between uids; refusing counts connections held only to
+	// tell them why they are refused. requesters is how many uids
+	// socket.requesterUids lists, as last read.
+	connShares    shares
+	pendingShares shares
+	refusing      int
+	requesters    int
+	closed        bool
+	closeOnce     sync.Once
+	done          chan struct{}
+	wg            sync.WaitGroup
 }
 
 // Listen takes the per-user lock, replaces a stale socket and starts
@@ -158,17 +169,27 @@ func newServer(o ServerOptions) *Server {
 	if cfgPath == "" {
 		cfgPath = config.ConfigPath("", nil)
 	}
+	limits := o.Limits.withDefaults()
+	uid := os.Geteuid()
+	peerCred := o.peerCred
+	if peerCred == nil {
+		peerCred = peerOf
+	}
 	return &Server{
-		log:       log,
-		now:       now,
-		uid:       os.Geteuid(),
-		startedAt: now(),
-		config:    &configState{path: cfgPath, log: log},
-		conns:     map[*conn]struct{}{},
-		subs:      map[*conn]struct{}{},
-		pending:   map[string]*pending{},
-		sessions:  map[string]*sessionEntry{},
-		done:      make(chan struct{}),
+		log:           log,
+		now:           now,
+		uid:           uid,
+		startedAt:     now(),
+		limits:        limits,
+		peerCred:      peerCred,
+		config:        &configState{path: cfgPath, log: log},
+		conns:         map[*conn]struct{}{},
+		subs:          map[*conn]struct{}{},
+		pending:       map[string]*pending{},
+		sessions:      map[string]*sessionEntry{},
+		connShares:    newShares(limits.Conns, limits.OwnerConns, uid),
+		pendingShares: newShares(limits.Pending, limits.OwnerPending, uid),
+		done:          make(chan struct{}),
 	}
 }
 
@@ -295,6 +316,7 @@ func (s *Server) authConfig(ctx context.Context) authConfig {
 	shared := auth.shared()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.requesters = len(auth.requesterUids)
 	if shared == s.shared || s.closed || s.ln == nil {
 		return auth
 	}
@@ -319,31 +341,65 @@ func (s *Server) authConfig(ctx context.Context) authConfig {
 	return auth
 }
 
-// accept starts serving one connection, or refuses it when there are too
-// many.
+// accept starts serving one connection, or refuses it. The peer's uid is
+// read here, before the connection counts against anything, so that a
+// connection is charged to its uid's share from the start; a refused one
+// is held (boundedly) only to be told why.
 func (s *Server) accept(ctx context.Context, nc net.Conn) {
+	p, perr := s.peerCred(nc)
+	auth := s.authConfig(ctx)
 	c := newConn(s, nc)
 	s.mu.Lock()
-	if s.closed || len(s.conns) >= maxConns {
+	if s.closed {
 		s.mu.Unlock()
-		s.log.Warn("refusing connection", "reason", "too many connections or shutting down")
 		nc.Close()
 		return
+	}
+	code, why := s.admitLocked(c, p, perr, auth)
+	if code != "" && s.refusing >= maxRefusing {
+		// Too many refusals in flight to explain this one too.
+		s.mu.Unlock()
+		s.log.Warn("refusing connection without a word", "uid", p.uid, "why", why)
+		nc.Close()
+		return
+	}
+	if code != "" {
+		s.refusing++
+		c.refused = true
 	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		p, err := peerOf(nc)
-		if err != nil {
-			s.log.Warn("refusing connection", "err", err)
-			c.fatal("", ErrCodeAuth, "cannot read peer credentials")
-			c.serve(ctx, peer{uid: -1})
+		if code != "" {
+			s.log.Warn("refusing connection", "uid", p.uid, "pid", p.pid, "code", code, "why", why)
+			c.fatal("", code, why)
+			c.serve(ctx, peer{uid: -1}, auth)
 			return
 		}
-		c.serve(ctx, p)
+		c.serve(ctx, p, auth)
 	}()
+}
+
+// admitLocked decides whether the peer may connect, and if so charges the
+// connection to its uid's share. It returns the error code and message of
+// a refusal, or "" when admitted.
+func (s *Server) admitLocked(c *conn, p peer, perr error, auth authConfig) (code, why string) {
+	switch {
+	case perr != nil:
+		s.log.Warn("cannot read peer credentials", "err", perr)
+		return ErrCodeAuth, "cannot read peer credentials"
+	case p.uid == s.uid, auth.isRequester(p.uid):
+	default:
+		return ErrCodeAuth, fmt.Sprintf("uid %d may not use this hub", p.uid)
+	}
+	if v := s.connShares.take(p.uid, s.requesters); v != shareGranted {
+		return ErrCodeBusy, s.connShares.connRefusal(v, p.uid, s.requesters)
+	}
+	c.charged = true
+	c.peer = p
+	return "", ""
 }
 
 func (s *Server) isClosed() bool {
@@ -418,8 +474,17 @@ func (s *Server) status() Status {
 func (s *Server) dropConn(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; !ok {
+		return // forgotten already: give nothing back twice
+	}
 	delete(s.conns, c)
 	delete(s.subs, c)
+	if c.charged {
+		s.connShares.give(c.peer.uid)
+	}
+	if c.refused {
+		s.refusing--
+	}
 	for _, p := range c.pending {
 		s.settleLocked(p, settleWithdrawn, "", "")
 	}

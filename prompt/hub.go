@@ -29,6 +29,12 @@ type Hub struct {
 	// Client is a connection made with role requester; it may be shared
 	// with other goroutines (reports, session look-ups).
 	Client *hub.Client
+	// Refused, with a nil Client, is why a running hub refused the
+	// connection for want of room (hub.ErrCodeBusy). Ask then fails with
+	// it instead of ErrUnavailable: the hub is there and would have asked
+	// someone, so its refusal is a failure (the command is not run), not
+	// "nobody to ask", which askFallback may allow.
+	Refused error
 	// SessionKey and Segments are passed through to approvers when set.
 	SessionKey string
 	Segments   []string
@@ -43,6 +49,9 @@ var hubDecisions = map[string]Decision{
 
 // Ask implements Asker.
 func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
+	if h.Client == nil && h.Refused != nil {
+		return Answer{}, fmt.Errorf("the hub refused the connection: %w", h.Refused)
+	}
 	if h.Client == nil {
 		return Answer{}, fmt.Errorf("hub: no connection: %w", ErrUnavailable)
 	}

@@ -16,26 +16,33 @@ import (
 const hubWait = 500 * time.Millisecond
 
 // connectHub connects to the hub when one runs, or returns nil. With no
-// hub the socket file is absent and this costs one stat.
-func (s *session) connectHub(ctx context.Context, cfg *config.Config) *hub.Client {
+// hub the socket file is absent and this costs one stat. When the hub runs
+// but has no room for this connection (hub.ErrCodeBusy: the uid's share of
+// connections is used up), refused says so: asking must then fail, and the
+// command not run, rather than fall to askFallback as with no hub at all,
+// or an agent could flood the hub to get its commands past it.
+func (s *session) connectHub(ctx context.Context, cfg *config.Config) (c *hub.Client, refused error) {
 	path, err := hub.SocketPath(cfg, s.getenv)
 	if err != nil {
 		s.warnf("hub: %v", err)
-		return nil
+		return nil, nil
 	}
 	if _, err := os.Lstat(path); err != nil {
-		return nil
+		return nil, nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, hubWait)
 	defer cancel()
-	c, err := hub.Dial(dctx, hub.DialOptions{Socket: path, Token: cfg.Socket.Token, Role: hub.RoleRequester, Name: "shim"})
-	if err != nil {
-		if !errors.Is(err, hub.ErrNoHub) {
-			s.warnf("hub: %v", err)
-		}
-		return nil
+	c, err = hub.Dial(dctx, hub.DialOptions{Socket: path, Token: cfg.Socket.Token, Role: hub.RoleRequester, Name: "shim"})
+	var eb *hub.ErrorBody
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.As(err, &eb) && eb.Code == hub.ErrCodeBusy:
+		return nil, err
+	case !errors.Is(err, hub.ErrNoHub):
+		s.warnf("hub: %v", err)
 	}
-	return c
+	return nil, nil
 }
 
 // hubOverride reads the session override an approver set for agent.

@@ -105,12 +105,13 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		return j
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
-	s.hub = s.connectHub(ctx, cfg)
+	var hubRefused error
+	s.hub, hubRefused = s.connectHub(ctx, cfg)
 	if s.hub != nil {
 		defer s.hub.Close()
 	}
 	if s.o.Asker == nil {
-		s.o.Asker = prompt.Hub{Client: s.hub}
+		s.o.Asker = prompt.Hub{Client: s.hub, Refused: hubRefused}
 	}
 	req.Policy = s.sessionPolicy(ctx, agent, req.Policy)
 	if o.Timeout > 0 && time.Duration(req.Policy.TimeoutMs)*time.Millisecond > o.Timeout {

@@ -233,14 +233,15 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
-	s.hub = s.connectHub(ctx, cfg)
+	var hubRefused error
+	s.hub, hubRefused = s.connectHub(ctx, cfg)
 	if s.hub != nil {
 		defer s.hub.Close()
 	}
 	defaultAsker := s.o.Asker == nil
 	if defaultAsker {
 		// The hub's approvers first, then whoever is at the terminal.
-		s.o.Asker = prompt.Chain{prompt.Hub{Client: s.hub}, prompt.TTY{}}
+		s.o.Asker = prompt.Chain{prompt.Hub{Client: s.hub, Refused: hubRefused}, prompt.TTY{}}
 	}
 	req.Policy = s.sessionPolicy(ctx, agent, req.Policy)
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
