@@ -11,13 +11,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -71,7 +70,7 @@ func withCommand(t *testing.T, agent, cwd, command string) []byte {
 // hugeInput is a well-formed request whose command is over the input bound.
 func hugeInput(t *testing.T, agent, cwd string) []byte {
 	t.Helper()
-	return withCommand(t, agent, cwd, "echo "+strings.Repeat("a", maxHookInput))
+	return withCommand(t, agent, cwd, "echo "+strings.Repeat("a", hookproto.MaxInput))
 }
 
 // answerOf reads an answer back in the agent's protocol: allow, deny, ask,
@@ -95,7 +94,13 @@ func answerOf(t *testing.T, agent string, o outcome) string {
 		require.NoError(t, json.Unmarshal([]byte(o.stdout), &out))
 		return out.Decision
 	}
-	var out preToolUseOutput
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName            string
+			PermissionDecision       string
+			PermissionDecisionReason string
+		}
+	}
 	require.NoError(t, json.Unmarshal([]byte(o.stdout), &out))
 	require.Equal(t, "PreToolUse", out.HookSpecificOutput.HookEventName)
 	assert.True(t, strings.HasPrefix(out.HookSpecificOutput.PermissionDecisionReason, "execgate: "), o.stdout)
@@ -118,15 +123,15 @@ var hookExpected = map[string]map[string]string{
 func TestHookGolden(t *testing.T) {
 	e := newHookEnv(t, hookConfig)
 	require.NoError(t, os.Mkdir(filepath.Join(e.work, "sub"), 0o755))
-	for _, a := range hookAgents() {
-		t.Run(a.name, func(t *testing.T) {
-			paths, err := filepath.Glob(filepath.Join("../../testdata/hook", a.name, "*.input"))
+	for _, a := range hookproto.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			paths, err := filepath.Glob(filepath.Join("../../testdata/hook", a.Name, "*.input"))
 			require.NoError(t, err)
 			require.NotEmpty(t, paths)
-			inputs := map[string][]byte{"huge": hugeInput(t, a.name, e.work)}
+			inputs := map[string][]byte{"huge": hugeInput(t, a.Name, e.work)}
 			for _, p := range paths {
 				name := strings.TrimSuffix(filepath.Base(p), ".input")
-				inputs[name] = hookInput(t, a.name, name, e.work)
+				inputs[name] = hookInput(t, a.Name, name, e.work)
 			}
 			names := slices.Sorted(func(yield func(string) bool) {
 				for n := range inputs {
@@ -137,15 +142,15 @@ func TestHookGolden(t *testing.T) {
 			})
 			var golden strings.Builder
 			for _, name := range names {
-				o := e.hook(t, inputs[name], "hook", a.name)
+				o := e.hook(t, inputs[name], "hook", a.Name)
 				fmt.Fprintf(&golden, "=== %s\nexit %d\n--- stdout\n%s--- stderr\n%s", name, o.status, o.stdout, o.stderr)
-				want := hookExpected[name][a.name]
+				want := hookExpected[name][a.Name]
 				if want == "" {
 					want = "deny"
 				}
-				assert.Equal(t, want, answerOf(t, a.name, o), "case %s", name)
+				assert.Equal(t, want, answerOf(t, a.Name, o), "case %s", name)
 			}
-			compareGolden(t, filepath.Join("../../testdata/hook", a.name, "answers.golden"), []byte(golden.String()))
+			compareGolden(t, filepath.Join("../../testdata/hook", a.Name, "answers.golden"), []byte(golden.String()))
 		})
 	}
 }
@@ -161,7 +166,7 @@ func TestHookDrainsHugeInput(t *testing.T) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
-	_, werr := in.Write(bytes.Repeat([]byte(" "), 4*maxHookInput))
+	_, werr := in.Write(bytes.Repeat([]byte(" "), 4*hookproto.MaxInput))
 	in.Close()
 	require.NoError(t, cmd.Wait())
 	assert.NoError(t, werr, "the hook read all of its input")
@@ -245,7 +250,7 @@ func TestHookStdoutFails(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	var errb bytes.Buffer
 	code := run([]string{"execgate", "hook", "codex"}, strings.NewReader("{"), failingWriter{}, &errb)
-	assert.Equal(t, exitBlock, code)
+	assert.Equal(t, hookproto.ExitBlock, code)
 	assert.Equal(t, "execgate: denied: cannot write the answer: file already closed\n", errb.String())
 }
 
@@ -270,23 +275,23 @@ func TestHookHubApproves(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
 	a := w.approver(t)
 	command := `rm -f ./nothing-here   # "quoted"`
-	for _, ag := range hookAgents() {
+	for _, ag := range hookproto.All() {
 		for _, tt := range []struct{ decision, want string }{{hub.AllowOnce, "allow"}, {hub.Deny, "deny"}} {
-			t.Run(ag.name+"/"+tt.decision, func(t *testing.T) {
-				done := w.startHook(t, withCommand(t, ag.name, w.work, command), "hook", ag.name)
+			t.Run(ag.Name+"/"+tt.decision, func(t *testing.T) {
+				done := w.startHook(t, withCommand(t, ag.Name, w.work, command), "hook", ag.Name)
 				req := a.next(t, hub.EventRequested)
 				assert.Equal(t, command, req.Command)
-				assert.Equal(t, ag.via, req.Via)
+				assert.Equal(t, ag.Via, req.Via)
 				assert.Equal(t, "test-agent", req.AgentID)
 				assert.Equal(t, w.work, req.Cwd)
 				_, err := a.c.Resolve(t.Context(), req.ID, tt.decision)
 				require.NoError(t, err)
 				o := wait(t, done)
 				want := tt.want
-				if want == "allow" && ag.name == "codex" {
+				if want == "allow" && ag.Name == "codex" {
 					want = "silent"
 				}
-				assert.Equal(t, want, answerOf(t, ag.name, o))
+				assert.Equal(t, want, answerOf(t, ag.Name, o))
 				if tt.want == "deny" {
 					assert.Contains(t, o.stdout+o.stderr, "refused by the user (hub)")
 				}
@@ -351,79 +356,4 @@ func TestHookHubNoApprover(t *testing.T) {
 		"Codex":       shim.EventDenied + " " + shim.ByFallback,
 		"Gemini CLI":  shim.EventDenied + " " + shim.ByFallback,
 	}, by)
-}
-
-// wellFormed is an oracle, written apart from decode: whether raw is a JSON
-// object in valid UTF-8 with the agent's event, and whether it calls one of
-// its shell tools with a non-blank command string.
-func wellFormed(a hookAgent, raw []byte) (ok, shell bool) {
-	if !utf8.Valid(raw) || !json.Valid(raw) {
-		return false, false
-	}
-	var top map[string]any
-	if json.Unmarshal(raw, &top) != nil {
-		return false, false
-	}
-	if event, _ := top["hook_event_name"].(string); event != a.event {
-		return false, false
-	}
-	tool, isString := top["tool_name"].(string)
-	if !isString {
-		return false, false
-	}
-	if !slices.Contains(a.tools, tool) {
-		return true, false
-	}
-	input, _ := top["tool_input"].(map[string]any)
-	command, _ := input["command"].(string)
-	return strings.TrimSpace(command) != "", true
-}
-
-// FuzzHookInput feeds arbitrary bytes to the input decoder of every agent,
-// with a judge that allows everything: it must never panic, and nothing
-// but a well-formed shell-tool request may reach the judge (and so be
-// allowed); silence only for a well-formed call of another tool.
-func FuzzHookInput(f *testing.F) {
-	paths, _ := filepath.Glob("../../testdata/hook/*/*.input")
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(bytes.ReplaceAll(raw, []byte("@CWD@"), []byte("/tmp")))
-	}
-	f.Add([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","command":"rm -rf /"}}`))
-	f.Add([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","Tool_Name":"Read","tool_input":{"command":"ls"}}`))
-	f.Add([]byte(`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls","dir_path":"/"}}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		for _, a := range hookAgents() {
-			judged := false
-			v, err := a.answer(raw, func(req hookRequest) hookVerdict {
-				judged = true
-				if req.cwd != "" && !filepath.IsAbs(req.cwd) {
-					t.Errorf("%s: relative cwd %q", a.name, req.cwd)
-				}
-				return hookVerdict{hookAllow, "execgate: allowed by policy"}
-			})
-			ok, shell := wellFormed(a, raw)
-			switch {
-			case err != nil:
-				if judged || v.decision != hookNoOpinion {
-					t.Fatalf("%s: refused input was judged", a.name)
-				}
-				ans := a.encode(hookVerdict{hookDeny, denial.Line(err.Error())})
-				if ans.stdout == "" && ans.exit != 2 {
-					t.Fatalf("%s: a refusal encoded as %+v", a.name, ans)
-				}
-			case judged:
-				if !ok || !shell {
-					t.Fatalf("%s: judged (and would allow) input that is not a shell-tool request: %q", a.name, raw)
-				}
-			default:
-				if !ok || shell {
-					t.Fatalf("%s: no opinion on input that is not a well-formed call of another tool: %q", a.name, raw)
-				}
-			}
-		}
-	})
 }
