@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,9 +57,9 @@ func (p Protocol) Answer(raw []byte, judge func(Request) Verdict) (Verdict, erro
 
 // Decode reads a hook input. shell is false, with no error, for a
 // well-formed call of a tool that is not a shell command. A shell command
-// whose directory cannot be known for certain (no cwd, a relative one, one
-// that is no directory) is an error: judged elsewhere, its relative paths
-// would name other files than the ones it touches.
+// whose directory cannot be known for certain (no cwd, or a relative one)
+// is an error: judged elsewhere, its relative paths would name other files
+// than the ones it touches.
 func (p Protocol) Decode(raw []byte) (req Request, shell bool, err error) {
 	if len(raw) > MaxInput {
 		return req, false, fmt.Errorf("the hook input is larger than %d bytes", MaxInput)
@@ -107,36 +106,47 @@ func (p Protocol) Decode(raw []byte) (req Request, shell bool, err error) {
 	return req, true, nil
 }
 
-// where finds the directory the command starts in: the input's cwd when
-// it is an absolute directory ("" otherwise: the hook's own), or the
-// tool's own directory argument resolved against it.
+// where finds the directory the command starts in: the input's cwd, or the
+// tool's own directory argument resolved against it; and the workspace:
+// the session's cwd, narrowed to the start directory when that lies inside
+// it (a narrower workspace is only stricter). Both are judged as written,
+// without looking at the file system, as the policy judges every path: a
+// directory that does not exist is one the agent cannot run the command in.
 func (p Protocol) where(top, input map[string]json.RawMessage) (cwd, workspace string, err error) {
-	cwd, err = stringField(top, "cwd", false)
-	if err != nil {
-		return "", "", err
+	session, err := stringField(top, "cwd", true)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("%w: execgate cannot tell which directory the command's paths are in", err)
+	case !filepath.IsAbs(session):
+		return "", "", fmt.Errorf("cwd %q is not an absolute path: execgate cannot tell which directory the command's paths are in", session)
 	}
-	if !filepath.IsAbs(cwd) || !isDir(cwd) {
-		cwd = ""
-	}
+	session = filepath.Clean(session)
+	cwd = session
 	for _, key := range p.dirKeys {
 		dir, err := stringField(input, key, false)
 		if err != nil {
 			return "", "", fmt.Errorf("tool_input.%w", err)
 		}
 		if dir == "" {
-			continue
+			continue // absent or empty: the agents run it in cwd
 		}
-		if !filepath.IsAbs(dir) && cwd != "" {
-			dir = filepath.Join(cwd, dir)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(session, dir)
 		}
-		// The directory the command starts in is the workspace the policy
-		// judges paths against: a narrower one is only stricter.
-		if filepath.IsAbs(dir) && isDir(dir) {
-			cwd = filepath.Clean(dir)
-		}
+		cwd = filepath.Clean(dir)
 		break
 	}
-	return cwd, cwd, nil
+	workspace = session
+	if within(cwd, session) {
+		workspace = cwd
+	}
+	return cwd, workspace, nil
+}
+
+// within reports whether dir is root or below it; both are clean and
+// absolute.
+func within(dir, root string) bool {
+	return dir == root || root == "/" || strings.HasPrefix(dir, root+"/")
 }
 
 // stringField reads m[key] as a string; absent is an error when required.
@@ -153,9 +163,4 @@ func stringField(m map[string]json.RawMessage, key string, required bool) (strin
 		return "", fmt.Errorf("%s is not a string", key)
 	}
 	return s, nil
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }

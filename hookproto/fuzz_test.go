@@ -63,8 +63,8 @@ func FuzzHookInput(f *testing.F) {
 			judged := false
 			v, err := p.Answer(raw, func(req hookproto.Request) hookproto.Verdict {
 				judged = true
-				if req.Cwd != "" && !filepath.IsAbs(req.Cwd) {
-					t.Errorf("%s: relative cwd %q", p.Name, req.Cwd)
+				if !filepath.IsAbs(req.Cwd) || !filepath.IsAbs(req.Workspace) {
+					t.Errorf("%s: judged in %q, workspace %q: not absolute", p.Name, req.Cwd, req.Workspace)
 				}
 				return hookproto.Verdict{Decision: hookproto.Allow, Reason: "execgate: allowed by policy"}
 			})

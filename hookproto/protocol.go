@@ -140,8 +140,8 @@ func All() []Protocol {
 		// send it, it is where the command runs.
 		{Name: "codex", Via: "Codex", Agent: "codex", Event: "PreToolUse", Matcher: "Bash",
 			Tools:   []string{"Bash", "shell", "shell_command", "exec_command", "local_shell"},
-			Timeout: 600 * time.Second,
-			encode:  preToolUse(false), parse: parsePreToolUse(true), input: codexInput},
+			Timeout: 600 * time.Second, dirKeys: []string{"workdir"},
+			encode: preToolUse(false), parse: parsePreToolUse(true), input: codexInput},
 		{Name: "gemini", Via: "Gemini CLI", Agent: "gemini-cli", Event: "BeforeTool", Matcher: "run_shell_command",
 			Tools: []string{"run_shell_command"}, Timeout: 60 * time.Second, dirKeys: []string{"dir_path", "directory"},
 			encode: beforeTool, parse: parseBeforeTool, input: geminiInput},

@@ -172,3 +172,33 @@ func TestInvalidDenylistDenies(t *testing.T) {
 	assert.Equal(t, Deny, res.Decision)
 	assert.Contains(t, strings.Join(res.Reasons, " "), `"rm [x"`)
 }
+
+// TestWorkspaceApartFromCwd: a command an agent runs in another directory
+// than its session's is judged there, and against the session's workspace.
+// Codex's exec_command with workdir=$HOME and `rm -r ./precious`, with
+// `rm **` allowlisted: judged in the session's directory it was allowed,
+// and deleted ~/precious.
+func TestWorkspaceApartFromCwd(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	proj := testHome + "/proj"
+	for _, tt := range []struct {
+		cwd, workspace, command string
+		want                    Decision
+	}{
+		{proj, "", "rm -r ./precious", Allow},                   // in the project: the allowlist applies
+		{testHome, proj, "rm -r ./precious", AskHuman},          // ~/precious, outside the project
+		{testHome, proj, "rm -r proj/build", Allow},             // back inside it
+		{proj + "/sub", proj, "rm -r ../../precious", AskHuman}, // climbs out of it
+		{proj, "", "rm -r ../precious", AskHuman},               // Workspace "" is Cwd, as before
+		{"/", proj, "rm -r etc/x", AskHuman},                    // a system directory, whatever the workspace
+	} {
+		t.Run(tt.cwd+"|"+tt.workspace+"|"+tt.command, func(t *testing.T) {
+			res := e.Evaluate(Request{
+				Command: tt.command, Cwd: tt.cwd, Workspace: tt.workspace, Home: testHome, Policy: pol,
+				Allow: pattern.NewMatcher(entries("rm **"), fakePath),
+			})
+			assert.Equal(t, tt.want, res.Decision, explain(res))
+		})
+	}
+}

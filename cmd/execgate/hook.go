@@ -138,7 +138,7 @@ func stderrFile(g *globals) *os.File {
 // judgeHook decides on a well-formed shell command with shim.Judge, asking
 // only the hub's approvers, and turns the judgement into a verdict.
 func judgeHook(ctx context.Context, p hookproto.Protocol, req hookproto.Request, budget time.Duration, o shim.JudgeOptions) hookproto.Verdict {
-	o.Command, o.Cwd, o.Via, o.Source, o.Timeout = req.Command, req.Cwd, p.Via, "hook", budget
+	o.Command, o.Cwd, o.Workspace, o.Via, o.Source, o.Timeout = req.Command, req.Cwd, req.Workspace, p.Via, "hook", budget
 	o.Asker = nil // the hub only: see the command's help
 	o.Defer = p.DeferAsk
 	j := shim.Judge(ctx, o)

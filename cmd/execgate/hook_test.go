@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,7 +112,6 @@ func answerOf(t *testing.T, agent string, o outcome) string {
 // listed must be refused. Codex says nothing to allow (see preToolUse).
 var hookExpected = map[string]map[string]string{
 	"safe":     {"claude": "allow", "codex": "silent", "gemini": "allow"},
-	"no-cwd":   {"claude": "allow", "codex": "silent", "gemini": "allow"},
 	"dir-path": {"gemini": "allow"},
 	"review":   {"claude": "ask", "codex": "deny", "gemini": "deny"},
 	"nonshell": {"claude": "silent", "codex": "silent", "gemini": "silent"},
@@ -176,7 +176,7 @@ func TestHookDrainsHugeInput(t *testing.T) {
 
 // TestHookAgentCwdConfig: the agent id comes from --agent, else
 // $EXECGATE_AGENT, else the table; the working directory from the input
-// (Gemini's dir_path below it), else the process's; --config is obeyed.
+// (Gemini's dir_path below it); --config is obeyed.
 func TestHookAgentCwdConfig(t *testing.T) {
 	e := newHookEnv(t, hookConfig)
 	sub := filepath.Join(e.work, "sub")
@@ -204,10 +204,11 @@ func TestHookAgentCwdConfig(t *testing.T) {
 	assert.Equal(t, "from-flag", agent)
 	e.env = env
 
-	// A cwd that is no directory: the process's own.
+	// A cwd that does not exist is judged as written: the command cannot
+	// run there anyway.
 	e.hook(t, hookInput(t, "codex", "safe", filepath.Join(e.work, "missing")), "hook", "codex")
 	agent, cwd, via, _ = last()
-	assert.Equal(t, []string{"codex", e.work, "Codex"}, []string{agent, cwd, via})
+	assert.Equal(t, []string{"codex", filepath.Join(e.work, "missing"), "Codex"}, []string{agent, cwd, via})
 
 	e.hook(t, hookInput(t, "gemini", "dir-path", e.work), "hook", "gemini")
 	agent, cwd, via, _ = last()
@@ -356,4 +357,64 @@ func TestHookHubNoApprover(t *testing.T) {
 		"Codex":       shim.EventDenied + " " + shim.ByFallback,
 		"Gemini CLI":  shim.EventDenied + " " + shim.ByFallback,
 	}, by)
+}
+
+// TestHookJudgesWhereItRuns: the hook judges a command in the directory it
+// runs in (Codex's workdir, Gemini's dir_path, resolved against the
+// input's cwd) and against the session's workspace, and refuses one whose
+// directory it cannot know. Before, Codex's exec_command with workdir=$HOME
+// and `rm -r ./precious` was judged in the session's directory, where
+// `rm **` (what one "allow always" of `rm -rf ./scratchdir` saves) allowed
+// it, and ~/precious was deleted. The directories need not exist: they are
+// judged as written, so this home is outside the temporary directories
+// that every rule lets a command clean up.
+func TestHookJudgesWhereItRuns(t *testing.T) {
+	e := newHookEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny"},
+  "agents": {"*": {"allowlist": [{"pattern": "rm **"}]}}}`)
+	const home = "/home/execgate-hook-test"
+	proj := home + "/proj"
+	e.env = append(e.env, "HOME="+home)
+	input := func(agent string, top, tool map[string]any) []byte {
+		p, _ := hookproto.ByName(agent)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(p.Input("rm -r ./precious", proj), &m))
+		maps.Copy(m, top)
+		maps.Copy(m["tool_input"].(map[string]any), tool)
+		for k, v := range m {
+			if v == "<none>" {
+				delete(m, k)
+			}
+		}
+		raw, err := json.Marshal(m)
+		require.NoError(t, err)
+		return raw
+	}
+	for _, tt := range []struct {
+		name, agent string
+		top, tool   map[string]any
+		want, cwd   string // the answer, and where the audit log says it was judged
+	}{
+		{"codex in the project", "codex", nil, nil, "silent", proj},
+		{"codex workdir home", "codex", nil, map[string]any{"workdir": home}, "deny", home},
+		{"codex workdir up", "codex", nil, map[string]any{"workdir": ".."}, "deny", home},
+		{"codex workdir below", "codex", nil, map[string]any{"workdir": "sub"}, "silent", proj + "/sub"},
+		{"gemini dir_path home", "gemini", nil, map[string]any{"dir_path": home}, "deny", home},
+		{"claude in the project", "claude", nil, nil, "allow", proj},
+		{"claude no cwd", "claude", map[string]any{"cwd": "<none>"}, nil, "deny", ""},
+		{"codex no cwd", "codex", map[string]any{"cwd": "<none>"}, map[string]any{"workdir": home}, "deny", ""},
+		{"gemini relative cwd", "gemini", map[string]any{"cwd": "proj"}, nil, "deny", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := e.hook(t, input(tt.agent, tt.top, tt.tool), "hook", tt.agent)
+			assert.Equal(t, tt.want, answerOf(t, tt.agent, o))
+			evs := e.readAudit()
+			require.NotEmpty(t, evs)
+			ev := evs[len(evs)-1]
+			if tt.cwd == "" {
+				assert.Contains(t, ev.Message, "execgate cannot tell which directory the command's paths are in")
+				return
+			}
+			assert.Equal(t, tt.cwd, ev.Cwd)
+		})
+	}
 }
