@@ -47,17 +47,19 @@ type beforeToolOutput struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// beforeTool encodes Gemini CLI's BeforeTool answer: a refusal is exit 2
-// with the reason on stderr; an "ask" is refused, as releases that do not
-// know it would run the command.
+// beforeTool encodes Gemini CLI's BeforeTool answer. A refusal is
+// {"decision":"deny"} on stdout with exit 0, which Gemini shows as a denied
+// tool call and sends the reason to the model; exit 2 would block too, but
+// as a hook that failed. An "ask" is refused, as releases that do not know
+// it would run the command.
 func beforeTool(v Verdict) Answer {
 	switch v.Decision {
 	case NoOpinion:
 		return Answer{}
 	case Allow:
-		return Answer{Stdout: encodeJSON(map[string]string{"decision": "allow"})}
+		return Answer{Stdout: encodeJSON(beforeToolOutput{Decision: "allow"})}
 	}
-	return Answer{Stderr: v.Reason + "\n", Exit: ExitBlock}
+	return Answer{Stdout: encodeJSON(beforeToolOutput{Decision: "deny", Reason: v.Reason})}
 }
 
 // encodeJSON writes v as one line of JSON, leaving <, > and & readable
