@@ -202,3 +202,26 @@ func TestWorkspaceApartFromCwd(t *testing.T) {
 		})
 	}
 }
+
+// TestReasonsQuoteWordsAsWritten: a reason quotes a word with an unknown
+// expansion as it was written, not as the "$?" stand-in the analysis uses,
+// which reads like the exit status; the stand-in stays in Argv, which the
+// allowlist's patterns match.
+func TestReasonsQuoteWordsAsWritten(t *testing.T) {
+	e := testEngine(t)
+	for _, tt := range []struct{ command, shown, argv string }{
+		{`echo hi > "$SNAPSHOT_FILE"`, "`\"$SNAPSHOT_FILE\"`", "echo hi"},
+		{`source "$SNAPSHOT_FILE"`, "`\"$SNAPSHOT_FILE\"`", "source $?"},
+		{`cp a "$(mktemp)"`, "`\"$(mktemp)\"`", "cp a $?"},
+		{`bash -c "$SCRIPT"`, "`\"$SCRIPT\"`", "bash -c $?"},
+	} {
+		t.Run(tt.command, func(t *testing.T) {
+			res := e.Analyze(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome})
+			text := strings.Join(res.Reasons, "\n")
+			assert.Contains(t, text, tt.shown)
+			assert.NotContains(t, text, "`$?`")
+			last := res.Segments[len(res.Segments)-1]
+			assert.Equal(t, tt.argv, strings.Join(last.Argv, " "))
+		})
+	}
+}
