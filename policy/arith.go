@@ -200,7 +200,7 @@ func (a *analyzer) arithOperand(seg *Segment, w *syntax.Word, f frame) {
 		a.arithString(seg, ev.text, f)
 		return
 	}
-	seg.add(arithReason(fmt.Sprintf("evaluates %s as arithmetic, and its value is only known at run time", quoteWord(ev.text))))
+	seg.add(arithReason(fmt.Sprintf("evaluates %s as arithmetic, and its value is only known at run time", quoteWord(ev.shown()))))
 }
 
 // arithParam checks a parameter expansion used as an arithmetic operand.
@@ -290,7 +290,7 @@ func (a *analyzer) arithString(seg *Segment, text string, f frame) {
 // is set.
 func (a *analyzer) nameOperand(seg *Segment, w word, f frame, assign bool) {
 	if !w.known {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes a variable name only known at run time (%s), which bash may evaluate as arithmetic", quoteWord(w.text)), Rule: "dynamic-name"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes a variable name only known at run time (%s), which bash may evaluate as arithmetic", quoteWord(w.shown())), Rule: "dynamic-name"})
 		if assign {
 			a.vars.poisonAll = true
 		}
@@ -301,7 +301,7 @@ func (a *analyzer) nameOperand(seg *Segment, w word, f frame, assign bool) {
 	base, sub, hasSub := strings.Cut(name, "[")
 	if hasSub {
 		if !strings.HasSuffix(sub, "]") || !identifier.MatchString(base) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes %s as a variable name, which execgate cannot read", quoteWord(w.text)), Rule: "dynamic-name"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes %s as a variable name, which execgate cannot read", quoteWord(w.shown())), Rule: "dynamic-name"})
 			return
 		}
 		a.arithString(seg, strings.TrimSuffix(sub, "]"), f)

@@ -99,7 +99,7 @@ func (a *analyzer) builtinWords(seg *Segment, name string, words []word, f frame
 			a.arithWord(seg, value, f)
 		case matchesAny(spec.codeOptions, opt):
 			seg.Opaque = true
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs the code %s for each line it reads", name, opt, quoteWord(value.text)), Rule: "builtin-callback"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs the code %s for each line it reads", name, opt, quoteWord(value.shown())), Rule: "builtin-callback"})
 		}
 	}
 	switch {
@@ -151,7 +151,7 @@ func (a *analyzer) arithWord(seg *Segment, w word, f frame) {
 			}
 		}
 	}
-	seg.add(arithReason(fmt.Sprintf("evaluates %s as arithmetic, and its value is only known at run time", quoteWord(w.text))))
+	seg.add(arithReason(fmt.Sprintf("evaluates %s as arithmetic, and its value is only known at run time", quoteWord(w.shown()))))
 }
 
 // testArithOps are the test operators that compare integers.
@@ -189,7 +189,7 @@ func (a *analyzer) trapSignals(seg *Segment, args []word) {
 		if w.known && (identifier.MatchString(w.text) || arithNumber.MatchString(w.text)) {
 			continue
 		}
-		seg.add(arithReason(fmt.Sprintf("trap is given the signal %s, which bash evaluates as arithmetic", quoteWord(w.text))))
+		seg.add(arithReason(fmt.Sprintf("trap is given the signal %s, which bash evaluates as arithmetic", quoteWord(w.shown()))))
 	}
 }
 

@@ -37,7 +37,7 @@ func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 		return false
 	}
 	if !systemProgram(words[0].text) {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].text), name), Rule: "local-program"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].shown()), name), Rule: "local-program"})
 		return false
 	}
 	return a.safeArgs(seg, name, name, spec, words[1:])
@@ -725,7 +725,7 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 		}
 		for _, w := range words[1:] {
 			if w.leaks {
-				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends credentials or the environment to the network (%s)", quoteWord(w.text)), Rule: "credentials-to-network"})
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends credentials or the environment to the network (%s)", quoteWord(w.shown())), Rule: "credentials-to-network"})
 			}
 			for _, p := range w.params {
 				if a.environmentValue(p) {
@@ -864,7 +864,7 @@ func isFD(s string) bool {
 // runs code later (a git hook, .envrc, a CI workflow …).
 func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	if !target.pathKnown() {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.text)), Rule: "dynamic-redirect"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.shown())), Rule: "dynamic-redirect"})
 		return
 	}
 	if target.glob {

@@ -75,7 +75,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 		a.sensitiveArgs(seg, name, words)
 	}
 	if !safe && seg.Risk == Safe {
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].text)), Rule: "not-read-only", Coverable: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].shown())), Rule: "not-read-only", Coverable: true})
 	}
 }
 
@@ -322,7 +322,7 @@ func (a *analyzer) nestedWord(seg *Segment, payload word, ok bool, runner, label
 // when it comes straight from the network or a decoder.
 func (a *analyzer) opaquePayload(seg *Segment, payload word, label string, s *syntax.Stmt, f frame) {
 	seg.Opaque = true
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs dynamic inline code, only known at run time (%s)", label, quoteWord(payload.text)), Rule: "dynamic-payload"})
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs dynamic inline code, only known at run time (%s)", label, quoteWord(payload.shown())), Rule: "dynamic-payload"})
 	fetch, decode := a.substitutionSources(payload.subst)
 	switch {
 	case fetch:
@@ -580,7 +580,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 			return true
 		}
 		if script.text != "/dev/stdin" {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the script %s, whose contents are not checked", quoteWord(script.text)), Rule: "script-file", Coverable: a.workspaceFile(script)})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the script %s, whose contents are not checked", quoteWord(script.shown())), Rule: "script-file", Coverable: a.workspaceFile(script)})
 			a.flows(seg, name, words)
 			a.redirects(seg, s, f)
 			a.push(seg)
@@ -713,7 +713,7 @@ func (a *analyzer) source(seg *Segment, name string, words []word, s *syntax.Stm
 		return a.stdinCode(seg, name, s, f, piped)
 	}
 	seg.Opaque = true
-	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sources %s: its commands are not checked", quoteWord(file.text)), Rule: "source-file"})
+	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sources %s: its commands are not checked", quoteWord(file.shown())), Rule: "source-file"})
 	a.redirects(seg, s, f)
 	a.push(seg)
 	return true
@@ -843,7 +843,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		}
 		if m := matchingSpecIn(spec.ModuleOptions, t, withValue); m != "" {
 			if mod, ok := optionArgument(args, &i, m); ok {
-				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file", Coverable: mod.known && !a.wroteModule(mod.text)})
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.shown())), Rule: "script-file", Coverable: mod.known && !a.wroteModule(mod.text)})
 				return false
 			}
 		}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -30,9 +31,14 @@ func NewEngine() (*Engine, error) {
 // Request is one command to evaluate and the context it runs in.
 type Request struct {
 	Command string
-	// Cwd is the directory the command starts in; it is the workspace
-	// that relative paths and rm targets are judged against.
+	// Cwd is the directory the command starts in, which relative paths
+	// are resolved against.
 	Cwd string
+	// Workspace is the project the command is run for, which rm targets
+	// and writes are judged against (a path outside it is not the
+	// project's); "" means Cwd. A hook sets it apart from Cwd when the
+	// agent runs a command in another directory than its session's.
+	Workspace string
 	// Home is the user's home directory, for ~ and $HOME.
 	Home   string
 	Agent  string
@@ -64,12 +70,13 @@ type Result struct {
 // Analyze classifies req.Command into segments and a risk, without the
 // allowlist or a decision.
 func (e *Engine) Analyze(req Request) Result {
-	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(req.Cwd), cwd: cleanDir(req.Cwd), protected: req.Protected}
+	start := cleanDir(req.Cwd)
+	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, protected: req.Protected}
 	res := Result{Command: req.Command, Agent: req.Agent}
 	if err := a.program(req.Command, frame{}); err != nil {
 		res.ParseError = oneLine(err.Error())
 		a.segs = a.segs[:0]
-		a.funcs, a.calling, a.cwd = nil, nil, a.workspace
+		a.funcs, a.calling, a.cwd = nil, nil, start
 		// bash runs the lines before a syntax error before it reaches it:
 		// judge them too.
 		if prefix := linesBefore(req.Command, err); prefix != "" {

@@ -172,3 +172,56 @@ func TestInvalidDenylistDenies(t *testing.T) {
 	assert.Equal(t, Deny, res.Decision)
 	assert.Contains(t, strings.Join(res.Reasons, " "), `"rm [x"`)
 }
+
+// TestWorkspaceApartFromCwd: a command an agent runs in another directory
+// than its session's is judged there, and against the session's workspace.
+// Codex's exec_command with workdir=$HOME and `rm -r ./precious`, with
+// `rm **` allowlisted: judged in the session's directory it was allowed,
+// and deleted ~/precious.
+func TestWorkspaceApartFromCwd(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	proj := testHome + "/proj"
+	for _, tt := range []struct {
+		cwd, workspace, command string
+		want                    Decision
+	}{
+		{proj, "", "rm -r ./precious", Allow},                   // in the project: the allowlist applies
+		{testHome, proj, "rm -r ./precious", AskHuman},          // ~/precious, outside the project
+		{testHome, proj, "rm -r proj/build", Allow},             // back inside it
+		{proj + "/sub", proj, "rm -r ../../precious", AskHuman}, // climbs out of it
+		{proj, "", "rm -r ../precious", AskHuman},               // Workspace "" is Cwd, as before
+		{"/", proj, "rm -r etc/x", AskHuman},                    // a system directory, whatever the workspace
+	} {
+		t.Run(tt.cwd+"|"+tt.workspace+"|"+tt.command, func(t *testing.T) {
+			res := e.Evaluate(Request{
+				Command: tt.command, Cwd: tt.cwd, Workspace: tt.workspace, Home: testHome, Policy: pol,
+				Allow: pattern.NewMatcher(entries("rm **"), fakePath),
+			})
+			assert.Equal(t, tt.want, res.Decision, explain(res))
+		})
+	}
+}
+
+// TestReasonsQuoteWordsAsWritten: a reason quotes a word with an unknown
+// expansion as it was written, not as the "$?" stand-in the analysis uses,
+// which reads like the exit status; the stand-in stays in Argv, which the
+// allowlist's patterns match.
+func TestReasonsQuoteWordsAsWritten(t *testing.T) {
+	e := testEngine(t)
+	for _, tt := range []struct{ command, shown, argv string }{
+		{`echo hi > "$SNAPSHOT_FILE"`, "`\"$SNAPSHOT_FILE\"`", "echo hi"},
+		{`source "$SNAPSHOT_FILE"`, "`\"$SNAPSHOT_FILE\"`", "source $?"},
+		{`cp a "$(mktemp)"`, "`\"$(mktemp)\"`", "cp a $?"},
+		{`bash -c "$SCRIPT"`, "`\"$SCRIPT\"`", "bash -c $?"},
+	} {
+		t.Run(tt.command, func(t *testing.T) {
+			res := e.Analyze(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome})
+			text := strings.Join(res.Reasons, "\n")
+			assert.Contains(t, text, tt.shown)
+			assert.NotContains(t, text, "`$?`")
+			last := res.Segments[len(res.Segments)-1]
+			assert.Equal(t, tt.argv, strings.Join(last.Argv, " "))
+		})
+	}
+}

@@ -74,6 +74,21 @@ func (w word) literal() bool { return w.known && !w.glob && !w.brace }
 // unknownShape is what an unknown expansion looks like inside word.text.
 const unknownShape = "$?"
 
+// shown is the word as a reason quotes it: its text, except that a word
+// with unknown expansions is shown as written ("$SNAPSHOT_FILE",
+// "$(mktemp)"): the "$?" stand-in the rules reason with reads like the exit
+// status. Argv and the patterns matched against it keep the stand-in.
+func (w word) shown() string {
+	if w.known || w.node == nil || !strings.Contains(w.text, unknownShape) {
+		return w.text
+	}
+	var sb strings.Builder
+	if err := syntax.NewPrinter().Print(&sb, w.node); err != nil {
+		return w.text
+	}
+	return sb.String()
+}
+
 // evalWord evaluates w as the shell would, as far as that is possible
 // without running anything.
 func evalWord(w *syntax.Word) word {

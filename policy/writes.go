@@ -125,7 +125,7 @@ func (a *analyzer) codeFiles(seg *Segment, name string, words []word) {
 		switch {
 		case w.procSubst || v.procSubst || !w.known || !v.known && !v.pathKnown():
 			seg.Opaque = true
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs code only known at run time (%s)", label, quoteWord(v.text)), Rule: "dynamic-payload"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs code only known at run time (%s)", label, quoteWord(v.shown())), Rule: "dynamic-payload"})
 			if fetch, _ := a.substitutionSources(append(w.subst, v.subst...)); fetch {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s runs code downloaded from the network", label), Rule: "network-code"})
 			}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/hookproto"
 )
 
 // hookTimeout is how long an agent lets `execgate hook` run before giving
@@ -60,6 +62,23 @@ func newPaths(exe, shims string) (paths, error) {
 // hookCommand is the command an agent's hook runs.
 func (p paths) hookCommand(agent string) string { return p.qExe + " hook " + agent }
 
+// protocol is the hook protocol of the agent called name, which the table
+// below names: where its hook goes in the settings comes from there.
+func protocol(name string) hookproto.Protocol {
+	p, ok := hookproto.ByName(name)
+	if !ok {
+		panic("setup: no hook protocol for " + name) // the tables disagree: a bug
+	}
+	return p
+}
+
+// protocolHookEdit adds the hook entry for agent: under hooks.EVENT, for
+// the agent's shell tool.
+func protocolHookEdit(agent string, hook any) edit {
+	p := protocol(agent)
+	return hookEdit([]string{"hooks", p.Event}, p.Matcher, hook)
+}
+
 // plan is everything one integration consists of.
 type plan struct {
 	about   []string // what the agent reads, and why this works
@@ -96,7 +115,7 @@ func agentTable() []agent {
 				if hook {
 					return plan{
 						about: []string{"Claude Code runs PreToolUse hooks before every tool call: this one has execgate judge each Bash command."},
-						edits: []edit{hookEdit([]string{"hooks", "PreToolUse"}, "Bash",
+						edits: []edit{protocolHookEdit("claude",
 							commandHook{Type: "command", Command: p.hookCommand("claude"), Timeout: hookTimeoutSeconds})},
 						guards: []guard{{path: []string{"disableAllHooks"}, value: "true",
 							warning: "disableAllHooks is true in it: Claude Code runs no hooks, this one included"}},
@@ -122,7 +141,7 @@ func agentTable() []agent {
 				return plan{
 					about: []string{"Codex ignores $SHELL but runs PreToolUse hooks from hooks.json beside its config.toml:",
 						"this one has execgate judge each Bash command."},
-					edits: []edit{hookEdit([]string{"hooks", "PreToolUse"}, "Bash",
+					edits: []edit{protocolHookEdit("codex",
 						commandHook{Type: "command", Command: p.hookCommand("codex"), Timeout: hookTimeoutSeconds})},
 					notes: []string{
 						"Codex runs a new or changed hook only once you trust it: review it with /hooks in Codex.",
@@ -139,7 +158,7 @@ func agentTable() []agent {
 			plan: func(p paths, _ bool) plan {
 				return plan{
 					about: []string{"Gemini CLI runs BeforeTool hooks from its settings.json: one on run_shell_command has execgate judge each shell command."},
-					edits: []edit{hookEdit([]string{"hooks", "BeforeTool"}, "run_shell_command",
+					edits: []edit{protocolHookEdit("gemini",
 						geminiHook{Name: "execgate", Type: "command", Command: p.hookCommand("gemini"), Timeout: hookTimeoutSeconds * 1000})},
 					guards: []guard{{path: []string{"hooksConfig", "enabled"}, value: "false",
 						warning: "hooksConfig.enabled is false in it: Gemini CLI runs no hooks, this one included"}},

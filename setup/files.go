@@ -56,21 +56,35 @@ func resolve(path string) (string, error) {
 	return "", fmt.Errorf("resolve %s: too many levels of symbolic links", path)
 }
 
-// lock takes the lock file beside path (creating the directory, 0700, when
+// lock takes the lock file at lockPath (creating its directory, 0700, when
 // missing), waiting until ctx is done for another writer to finish.
-func lock(ctx context.Context, path string) (unlock func() error, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create directory for %s: %w", path, err)
+func lock(ctx context.Context, lockPath string) (unlock func() error, err error) {
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		return nil, fmt.Errorf("create directory for %s: %w", lockPath, err)
 	}
-	l := flock.New(path+".execgate.lock", flock.SetPermissions(0o600))
+	l := flock.New(lockPath, flock.SetPermissions(0o600))
 	locked, err := l.TryLockContext(ctx, lockRetry)
 	if err == nil && !locked {
 		err = errors.New("not acquired")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lock %s.execgate.lock: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
 	}
 	return l.Unlock, nil
+}
+
+// settingsLock is the lock file for edits of the settings file file
+// (symbolic links resolved): in execgate's state directory, named by a hash
+// of the file's path, so that nothing of execgate's is left in the agent's
+// directory. It is never removed: removing a lock file races with a
+// process that opened it and waits for it (that process would then hold a
+// lock on a file nobody else can open, and two edits would run at once),
+// and a lock file per settings file ever set up is a few empty files.
+// Every Apply and Undo of the same file uses the same state directory (the
+// one its record is kept in), so they all meet at this lock.
+func settingsLock(stateDir, file string) string {
+	sum := sha256.Sum256([]byte(file))
+	return filepath.Join(stateDir, "setup", "locks", hex.EncodeToString(sum[:16])+".lock")
 }
 
 // readFile reads a regular file of at most limit bytes; exists is false when

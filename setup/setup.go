@@ -247,8 +247,8 @@ func (j *job) refused(file string, err error) error {
 // byte of an existing one, and changes nothing when the file already has the
 // integration. Before writing it copies the file to a backup beside it, and
 // it records in o.StateDir what it did, for Undo. The write is atomic and
-// holds a lock beside the file (symbolic links are followed to the real
-// file); ctx bounds the wait for the lock. A file that is not valid JSON, or
+// holds a lock on the file (symbolic links are followed to the real file)
+// kept in o.StateDir; ctx bounds the wait for the lock. A file that is not valid JSON, or
 // where a key execgate needs has another type, is refused and left alone.
 func Apply(ctx context.Context, o Options) (*Outcome, error) {
 	j, err := o.job()
@@ -272,11 +272,14 @@ func Apply(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", j.display(given), err)
 	}
-	unlock, err := lock(ctx, file)
+	unlock, err := lock(ctx, settingsLock(j.o.StateDir, file))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return nil, fmt.Errorf("create directory for %s: %w", j.display(file), err)
+	}
 
 	raw, exists, mode, err := readFile(file, maxSettingsBytes)
 	if err != nil {
@@ -388,7 +391,7 @@ func (j *job) needState() error {
 // updateState changes the agent's state file under its lock.
 func (j *job) updateState(ctx context.Context, change func(*state)) error {
 	path := statePath(j.o.StateDir, j.agent.name)
-	unlock, err := lock(ctx, path)
+	unlock, err := lock(ctx, path+".execgate.lock")
 	if err != nil {
 		return err
 	}
@@ -424,7 +427,7 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", j.display(given), err)
 	}
-	unlock, err := lock(ctx, file)
+	unlock, err := lock(ctx, settingsLock(j.o.StateDir, file))
 	if err != nil {
 		return nil, err
 	}

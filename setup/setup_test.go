@@ -470,3 +470,34 @@ func TestUndoOneVariant(t *testing.T) {
 		})
 	}
 }
+
+// TestNoLockBesideSettings: Apply and Undo leave nothing of execgate's
+// beside the settings file but the backup Apply announces: their lock is in
+// execgate's state directory, not in the agent's.
+func TestNoLockBesideSettings(t *testing.T) {
+	for _, agent := range []string{"claude", "codex", "gemini"} {
+		t.Run(agent, func(t *testing.T) {
+			w := newWorld(t)
+			file := w.settings(agent, "")
+			applied := w.apply(agent, agent == "claude")
+			require.True(t, applied.Changed)
+			assert.Equal(t, []string{filepath.Base(file)}, dirNames(t, filepath.Dir(file)), "after --apply")
+			require.True(t, w.undo(agent).Changed)
+			assert.Empty(t, dirNames(t, filepath.Dir(file)), "after --undo")
+			locks, err := filepath.Glob(filepath.Join(w.state, "setup", "locks", "*.lock"))
+			require.NoError(t, err)
+			assert.Len(t, locks, 1, "the lock is in the state directory")
+		})
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}

@@ -90,12 +90,11 @@ func appliedIn(stateDir string) ([]applied, []Undone) {
 	return list, problems
 }
 
-// removeLock removes the lock file Apply left beside a settings file, once
-// its setup is undone: UndoAll is the uninstall, and the agents' directories
-// should not keep execgate's litter. Only a setup --apply of the same file
-// running at this very moment could be holding it, and would then finish
-// under a lock nobody else can see; uninstalling while setting up is not a
-// case worth keeping the file for.
+// removeLock removes the lock file that execgate versions before the locks
+// moved to the state directory left beside a settings file, once its setup
+// is undone: UndoAll is the uninstall, and the agents' directories should
+// not keep execgate's litter. Only such an older execgate running setup on
+// the same file at this very moment could be holding it.
 func removeLock(file string) {
 	if err := os.Remove(file + ".execgate.lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		slog.Debug("setup: remove lock file", "file", file, "err", err)

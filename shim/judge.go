@@ -31,6 +31,9 @@ type JudgeOptions struct {
 	Command string
 	// Cwd is where it will run; "" means this process's directory.
 	Cwd string
+	// Workspace is the project the command is run for; "" means Cwd (see
+	// policy.Request).
+	Workspace string
 	// Agent is the policy's agent id; "" means detected from the
 	// environment, as the shim does.
 	Agent string
@@ -105,6 +108,7 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		return j
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
+	req.Workspace = o.Workspace
 	var hubRefused error
 	s.hub, hubRefused = s.connectHub(ctx, cfg)
 	if s.hub != nil {

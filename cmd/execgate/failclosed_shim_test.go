@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/hookproto"
 )
 
 // corruptConfigs are files that exist but cannot be used, each with the
@@ -99,19 +101,12 @@ func TestHookUnusableConfigDenies(t *testing.T) {
 	c := corruptConfigs[0]
 	e := newHookEnv(t, c.content)
 	want := strings.TrimSuffix(refusalLine(c.problem), "\n")
-	for _, a := range hookAgents() {
-		t.Run(a.name, func(t *testing.T) {
-			o := e.hook(t, withCommand(t, a.name, e.work, "ls"), "hook", a.name)
-			assert.Equal(t, "deny", answerOf(t, a.name, o))
-			if a.name == "gemini" {
-				assert.Equal(t, 2, o.status)
-				assert.Equal(t, want+"\n", o.stderr)
-				return
-			}
-			var out preToolUseOutput
-			require.NoError(t, json.Unmarshal([]byte(o.stdout), &out))
-			assert.Equal(t, "deny", out.HookSpecificOutput.PermissionDecision)
-			assert.Equal(t, want, out.HookSpecificOutput.PermissionDecisionReason)
+	for _, a := range hookproto.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			o := e.hook(t, withCommand(t, a.Name, e.work, "ls"), "hook", a.Name)
+			assert.Equal(t, "deny", answerOf(t, a.Name, o))
+			v := a.Parse(hookproto.Answer{Stdout: o.stdout, Stderr: o.stderr, Exit: o.status})
+			assert.Equal(t, hookproto.Verdict{Decision: hookproto.Deny, Reason: want}, v)
 		})
 	}
 	// Under a missing file the same command is allowed (Claude) as before.

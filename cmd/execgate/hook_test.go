@@ -5,19 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
-	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -71,19 +71,15 @@ func withCommand(t *testing.T, agent, cwd, command string) []byte {
 // hugeInput is a well-formed request whose command is over the input bound.
 func hugeInput(t *testing.T, agent, cwd string) []byte {
 	t.Helper()
-	return withCommand(t, agent, cwd, "echo "+strings.Repeat("a", maxHookInput))
+	return withCommand(t, agent, cwd, "echo "+strings.Repeat("a", hookproto.MaxInput))
 }
 
 // answerOf reads an answer back in the agent's protocol: allow, deny, ask,
-// or silent (exit 0 and nothing said). Anything else is a protocol error.
+// or silent (exit 0 and nothing said). Anything else is a protocol error:
+// every answer is exit 0, a refusal included (Gemini CLI shows exit 2 as a
+// failed hook).
 func answerOf(t *testing.T, agent string, o outcome) string {
 	t.Helper()
-	if agent == "gemini" && o.status == 2 {
-		assert.Empty(t, o.stdout)
-		assert.Equal(t, 1, strings.Count(o.stderr, "\n"), "one line of reason: %q", o.stderr)
-		assert.True(t, strings.HasPrefix(o.stderr, "execgate: "), o.stderr)
-		return "deny"
-	}
 	require.Equal(t, 0, o.status, "stderr %q", o.stderr)
 	assert.Empty(t, o.stderr)
 	if o.stdout == "" {
@@ -91,11 +87,20 @@ func answerOf(t *testing.T, agent string, o outcome) string {
 	}
 	require.Equal(t, 1, strings.Count(o.stdout, "\n"), "one JSON line: %q", o.stdout)
 	if agent == "gemini" {
-		var out struct{ Decision string }
+		var out struct{ Decision, Reason string }
 		require.NoError(t, json.Unmarshal([]byte(o.stdout), &out))
+		if out.Decision == "deny" {
+			assert.True(t, strings.HasPrefix(out.Reason, "execgate: "), o.stdout)
+		}
 		return out.Decision
 	}
-	var out preToolUseOutput
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName            string
+			PermissionDecision       string
+			PermissionDecisionReason string
+		}
+	}
 	require.NoError(t, json.Unmarshal([]byte(o.stdout), &out))
 	require.Equal(t, "PreToolUse", out.HookSpecificOutput.HookEventName)
 	assert.True(t, strings.HasPrefix(out.HookSpecificOutput.PermissionDecisionReason, "execgate: "), o.stdout)
@@ -106,7 +111,6 @@ func answerOf(t *testing.T, agent string, o outcome) string {
 // listed must be refused. Codex says nothing to allow (see preToolUse).
 var hookExpected = map[string]map[string]string{
 	"safe":     {"claude": "allow", "codex": "silent", "gemini": "allow"},
-	"no-cwd":   {"claude": "allow", "codex": "silent", "gemini": "allow"},
 	"dir-path": {"gemini": "allow"},
 	"review":   {"claude": "ask", "codex": "deny", "gemini": "deny"},
 	"nonshell": {"claude": "silent", "codex": "silent", "gemini": "silent"},
@@ -118,15 +122,15 @@ var hookExpected = map[string]map[string]string{
 func TestHookGolden(t *testing.T) {
 	e := newHookEnv(t, hookConfig)
 	require.NoError(t, os.Mkdir(filepath.Join(e.work, "sub"), 0o755))
-	for _, a := range hookAgents() {
-		t.Run(a.name, func(t *testing.T) {
-			paths, err := filepath.Glob(filepath.Join("../../testdata/hook", a.name, "*.input"))
+	for _, a := range hookproto.All() {
+		t.Run(a.Name, func(t *testing.T) {
+			paths, err := filepath.Glob(filepath.Join("../../testdata/hook", a.Name, "*.input"))
 			require.NoError(t, err)
 			require.NotEmpty(t, paths)
-			inputs := map[string][]byte{"huge": hugeInput(t, a.name, e.work)}
+			inputs := map[string][]byte{"huge": hugeInput(t, a.Name, e.work)}
 			for _, p := range paths {
 				name := strings.TrimSuffix(filepath.Base(p), ".input")
-				inputs[name] = hookInput(t, a.name, name, e.work)
+				inputs[name] = hookInput(t, a.Name, name, e.work)
 			}
 			names := slices.Sorted(func(yield func(string) bool) {
 				for n := range inputs {
@@ -137,15 +141,15 @@ func TestHookGolden(t *testing.T) {
 			})
 			var golden strings.Builder
 			for _, name := range names {
-				o := e.hook(t, inputs[name], "hook", a.name)
+				o := e.hook(t, inputs[name], "hook", a.Name)
 				fmt.Fprintf(&golden, "=== %s\nexit %d\n--- stdout\n%s--- stderr\n%s", name, o.status, o.stdout, o.stderr)
-				want := hookExpected[name][a.name]
+				want := hookExpected[name][a.Name]
 				if want == "" {
 					want = "deny"
 				}
-				assert.Equal(t, want, answerOf(t, a.name, o), "case %s", name)
+				assert.Equal(t, want, answerOf(t, a.Name, o), "case %s", name)
 			}
-			compareGolden(t, filepath.Join("../../testdata/hook", a.name, "answers.golden"), []byte(golden.String()))
+			compareGolden(t, filepath.Join("../../testdata/hook", a.Name, "answers.golden"), []byte(golden.String()))
 		})
 	}
 }
@@ -161,7 +165,7 @@ func TestHookDrainsHugeInput(t *testing.T) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
-	_, werr := in.Write(bytes.Repeat([]byte(" "), 4*maxHookInput))
+	_, werr := in.Write(bytes.Repeat([]byte(" "), 4*hookproto.MaxInput))
 	in.Close()
 	require.NoError(t, cmd.Wait())
 	assert.NoError(t, werr, "the hook read all of its input")
@@ -171,7 +175,7 @@ func TestHookDrainsHugeInput(t *testing.T) {
 
 // TestHookAgentCwdConfig: the agent id comes from --agent, else
 // $EXECGATE_AGENT, else the table; the working directory from the input
-// (Gemini's dir_path below it), else the process's; --config is obeyed.
+// (Gemini's dir_path below it); --config is obeyed.
 func TestHookAgentCwdConfig(t *testing.T) {
 	e := newHookEnv(t, hookConfig)
 	sub := filepath.Join(e.work, "sub")
@@ -199,10 +203,11 @@ func TestHookAgentCwdConfig(t *testing.T) {
 	assert.Equal(t, "from-flag", agent)
 	e.env = env
 
-	// A cwd that is no directory: the process's own.
+	// A cwd that does not exist is judged as written: the command cannot
+	// run there anyway.
 	e.hook(t, hookInput(t, "codex", "safe", filepath.Join(e.work, "missing")), "hook", "codex")
 	agent, cwd, via, _ = last()
-	assert.Equal(t, []string{"codex", e.work, "Codex"}, []string{agent, cwd, via})
+	assert.Equal(t, []string{"codex", filepath.Join(e.work, "missing"), "Codex"}, []string{agent, cwd, via})
 
 	e.hook(t, hookInput(t, "gemini", "dir-path", e.work), "hook", "gemini")
 	agent, cwd, via, _ = last()
@@ -245,7 +250,7 @@ func TestHookStdoutFails(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	var errb bytes.Buffer
 	code := run([]string{"execgate", "hook", "codex"}, strings.NewReader("{"), failingWriter{}, &errb)
-	assert.Equal(t, exitBlock, code)
+	assert.Equal(t, hookproto.ExitBlock, code)
 	assert.Equal(t, "execgate: denied: cannot write the answer: file already closed\n", errb.String())
 }
 
@@ -270,23 +275,23 @@ func TestHookHubApproves(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
 	a := w.approver(t)
 	command := `rm -f ./nothing-here   # "quoted"`
-	for _, ag := range hookAgents() {
+	for _, ag := range hookproto.All() {
 		for _, tt := range []struct{ decision, want string }{{hub.AllowOnce, "allow"}, {hub.Deny, "deny"}} {
-			t.Run(ag.name+"/"+tt.decision, func(t *testing.T) {
-				done := w.startHook(t, withCommand(t, ag.name, w.work, command), "hook", ag.name)
+			t.Run(ag.Name+"/"+tt.decision, func(t *testing.T) {
+				done := w.startHook(t, withCommand(t, ag.Name, w.work, command), "hook", ag.Name)
 				req := a.next(t, hub.EventRequested)
 				assert.Equal(t, command, req.Command)
-				assert.Equal(t, ag.via, req.Via)
+				assert.Equal(t, ag.Via, req.Via)
 				assert.Equal(t, "test-agent", req.AgentID)
 				assert.Equal(t, w.work, req.Cwd)
 				_, err := a.c.Resolve(t.Context(), req.ID, tt.decision)
 				require.NoError(t, err)
 				o := wait(t, done)
 				want := tt.want
-				if want == "allow" && ag.name == "codex" {
+				if want == "allow" && ag.Name == "codex" {
 					want = "silent"
 				}
-				assert.Equal(t, want, answerOf(t, ag.name, o))
+				assert.Equal(t, want, answerOf(t, ag.Name, o))
 				if tt.want == "deny" {
 					assert.Contains(t, o.stdout+o.stderr, "refused by the user (hub)")
 				}
@@ -353,77 +358,62 @@ func TestHookHubNoApprover(t *testing.T) {
 	}, by)
 }
 
-// wellFormed is an oracle, written apart from decode: whether raw is a JSON
-// object in valid UTF-8 with the agent's event, and whether it calls one of
-// its shell tools with a non-blank command string.
-func wellFormed(a hookAgent, raw []byte) (ok, shell bool) {
-	if !utf8.Valid(raw) || !json.Valid(raw) {
-		return false, false
-	}
-	var top map[string]any
-	if json.Unmarshal(raw, &top) != nil {
-		return false, false
-	}
-	if event, _ := top["hook_event_name"].(string); event != a.event {
-		return false, false
-	}
-	tool, isString := top["tool_name"].(string)
-	if !isString {
-		return false, false
-	}
-	if !slices.Contains(a.tools, tool) {
-		return true, false
-	}
-	input, _ := top["tool_input"].(map[string]any)
-	command, _ := input["command"].(string)
-	return strings.TrimSpace(command) != "", true
-}
-
-// FuzzHookInput feeds arbitrary bytes to the input decoder of every agent,
-// with a judge that allows everything: it must never panic, and nothing
-// but a well-formed shell-tool request may reach the judge (and so be
-// allowed); silence only for a well-formed call of another tool.
-func FuzzHookInput(f *testing.F) {
-	paths, _ := filepath.Glob("../../testdata/hook/*/*.input")
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(bytes.ReplaceAll(raw, []byte("@CWD@"), []byte("/tmp")))
-	}
-	f.Add([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","command":"rm -rf /"}}`))
-	f.Add([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","Tool_Name":"Read","tool_input":{"command":"ls"}}`))
-	f.Add([]byte(`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls","dir_path":"/"}}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		for _, a := range hookAgents() {
-			judged := false
-			v, err := a.answer(raw, func(req hookRequest) hookVerdict {
-				judged = true
-				if req.cwd != "" && !filepath.IsAbs(req.cwd) {
-					t.Errorf("%s: relative cwd %q", a.name, req.cwd)
-				}
-				return hookVerdict{hookAllow, "execgate: allowed by policy"}
-			})
-			ok, shell := wellFormed(a, raw)
-			switch {
-			case err != nil:
-				if judged || v.decision != hookNoOpinion {
-					t.Fatalf("%s: refused input was judged", a.name)
-				}
-				ans := a.encode(hookVerdict{hookDeny, denial.Line(err.Error())})
-				if ans.stdout == "" && ans.exit != 2 {
-					t.Fatalf("%s: a refusal encoded as %+v", a.name, ans)
-				}
-			case judged:
-				if !ok || !shell {
-					t.Fatalf("%s: judged (and would allow) input that is not a shell-tool request: %q", a.name, raw)
-				}
-			default:
-				if !ok || shell {
-					t.Fatalf("%s: no opinion on input that is not a well-formed call of another tool: %q", a.name, raw)
-				}
+// TestHookJudgesWhereItRuns: the hook judges a command in the directory it
+// runs in (Codex's workdir, Gemini's dir_path, resolved against the
+// input's cwd) and against the session's workspace, and refuses one whose
+// directory it cannot know. Before, Codex's exec_command with workdir=$HOME
+// and `rm -r ./precious` was judged in the session's directory, where
+// `rm **` (what one "allow always" of `rm -rf ./scratchdir` saves) allowed
+// it, and ~/precious was deleted. The directories need not exist: they are
+// judged as written, so this home is outside the temporary directories
+// that every rule lets a command clean up.
+func TestHookJudgesWhereItRuns(t *testing.T) {
+	e := newHookEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny"},
+  "agents": {"*": {"allowlist": [{"pattern": "rm **"}]}}}`)
+	const home = "/home/execgate-hook-test"
+	proj := home + "/proj"
+	e.env = append(e.env, "HOME="+home)
+	input := func(agent string, top, tool map[string]any) []byte {
+		p, _ := hookproto.ByName(agent)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(p.Input("rm -r ./precious", proj), &m))
+		maps.Copy(m, top)
+		maps.Copy(m["tool_input"].(map[string]any), tool)
+		for k, v := range m {
+			if v == "<none>" {
+				delete(m, k)
 			}
 		}
-	})
+		raw, err := json.Marshal(m)
+		require.NoError(t, err)
+		return raw
+	}
+	for _, tt := range []struct {
+		name, agent string
+		top, tool   map[string]any
+		want, cwd   string // the answer, and where the audit log says it was judged
+	}{
+		{"codex in the project", "codex", nil, nil, "silent", proj},
+		{"codex workdir home", "codex", nil, map[string]any{"workdir": home}, "deny", home},
+		{"codex workdir up", "codex", nil, map[string]any{"workdir": ".."}, "deny", home},
+		{"codex workdir below", "codex", nil, map[string]any{"workdir": "sub"}, "silent", proj + "/sub"},
+		{"gemini dir_path home", "gemini", nil, map[string]any{"dir_path": home}, "deny", home},
+		{"claude in the project", "claude", nil, nil, "allow", proj},
+		{"claude no cwd", "claude", map[string]any{"cwd": "<none>"}, nil, "deny", ""},
+		{"codex no cwd", "codex", map[string]any{"cwd": "<none>"}, map[string]any{"workdir": home}, "deny", ""},
+		{"gemini relative cwd", "gemini", map[string]any{"cwd": "proj"}, nil, "deny", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := e.hook(t, input(tt.agent, tt.top, tt.tool), "hook", tt.agent)
+			assert.Equal(t, tt.want, answerOf(t, tt.agent, o))
+			evs := e.readAudit()
+			require.NotEmpty(t, evs)
+			ev := evs[len(evs)-1]
+			if tt.cwd == "" {
+				assert.Contains(t, ev.Message, "execgate cannot tell which directory the command's paths are in")
+				return
+			}
+			assert.Equal(t, tt.cwd, ev.Cwd)
+		})
+	}
 }
