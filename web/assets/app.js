@@ -278,6 +278,7 @@
       if (!r.ok) { $("#policy-error").textContent = r.error; $("#policy-error").dataset.code = r.code || ""; return; }
       renderPolicy(r.data);
       $("#policy-error").textContent = "saved";
+      $("#policy-error").dataset.code = "";
     });
   }
 
