@@ -141,6 +141,7 @@ func (s *Server) settleLocked(p *pending, how settlement, decision, by string) {
 		CreatedAtMs: p.a.CreatedAtMs,
 		ExpiresAtMs: p.a.ExpiresAtMs,
 		ResolvedBy:  by,
+		Message:     p.a.Message,
 	}
 	if how == settleDecided {
 		ans.Decision = &decision
@@ -173,14 +174,15 @@ func (s *Server) lookupLocked(id string) (*pending, error) {
 }
 
 // resolve applies an approver's decision (already validated); the first
-// resolution wins, later ones find nothing.
-func (s *Server) resolve(id, decision, by string) (Approval, error) {
+// resolution wins, later ones find nothing. message goes with a deny.
+func (s *Server) resolve(id, decision, message, by string) (Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, err := s.lookupLocked(id)
 	if err != nil {
 		return Approval{}, err
 	}
+	p.a.Message = message
 	s.settleLocked(p, settleDecided, decision, by)
 	return p.a, nil
 }

@@ -337,6 +337,13 @@ func (c *Client) Resolve(ctx context.Context, id, decision string) (Approval, er
 	return a, err
 }
 
+// ResolveWith answers an approval with every field of p (a deny's message).
+func (c *Client) ResolveWith(ctx context.Context, p ResolveParams) (Approval, error) {
+	var a Approval
+	err := c.Call(ctx, MethodResolve, p, &a)
+	return a, err
+}
+
 // List returns the pending approvals, oldest first.
 func (c *Client) List(ctx context.Context) ([]Approval, error) {
 	var r ListResult

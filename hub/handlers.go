@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -155,7 +156,24 @@ func handleResolve(_ context.Context, c *conn, f *Frame) (any, error) {
 	if !slices.Contains(decisions, p.Decision) {
 		return nil, badRequest("decision: want allow-once, allow-always or deny")
 	}
-	return c.srv.resolve(p.ID, p.Decision, c.label())
+	if err := checkDenyMessage(p); err != nil {
+		return nil, err
+	}
+	return c.srv.resolve(p.ID, p.Decision, p.Message, c.label())
+}
+
+// checkDenyMessage refuses a message with an allow (nobody would read it)
+// and one too long for a refusal line.
+func checkDenyMessage(p ResolveParams) error {
+	switch {
+	case p.Message == "":
+		return nil
+	case p.Decision != Deny:
+		return badRequest("message: only a deny carries a message")
+	case len(p.Message) > MaxDenyMessage:
+		return badRequest(fmt.Sprintf("message: %d bytes, at most %d", len(p.Message), MaxDenyMessage))
+	}
+	return nil
 }
 
 func handleList(_ context.Context, c *conn, _ *Frame) (any, error) {

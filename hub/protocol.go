@@ -139,10 +139,30 @@ type ApprovalRequest struct {
 	Risk       string   `json:"risk"` // safe, needs-review, dangerous
 	Reasons    []string `json:"reasons"`
 	Segments   []string `json:"segments,omitempty"`
+	// Proposals describe, per segment the approver is being asked about,
+	// its reasons and the allowlist pattern(s) "allow always" would save
+	// (the first is the one saved today). Optional: older requesters send
+	// none, and approvers then cannot show what "always" grants.
+	Proposals []SegmentProposal `json:"proposals,omitempty"`
 	// TimeoutMs is how long the request stays pending; the hub clamps it
 	// to [1 s, 1 h].
 	TimeoutMs int `json:"timeoutMs"`
 }
+
+// SegmentProposal is one segment of a request as approvers see it.
+type SegmentProposal struct {
+	// Text is the segment as written.
+	Text string `json:"text"`
+	// Reasons are this segment's reasons for asking.
+	Reasons []string `json:"reasons,omitempty"`
+	// Patterns are the allowlist patterns proposed for "allow always",
+	// narrowest first; empty when no pattern can describe the segment
+	// (it will be asked again).
+	Patterns []string `json:"patterns,omitempty"`
+}
+
+// MaxDenyMessage bounds ResolveParams.Message in bytes.
+const MaxDenyMessage = 500
 
 // Approval is one pending or settled request as the hub holds it.
 type Approval struct {
@@ -152,6 +172,8 @@ type Approval struct {
 	// Decision is empty while pending and after expiry or withdrawal.
 	Decision   string `json:"decision,omitempty"`
 	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// Message is the approver's note with a deny, for the agent.
+	Message string `json:"message,omitempty"`
 	// RequesterPid and RequesterUid come from the peer credentials.
 	RequesterPid int `json:"requesterPid"`
 	RequesterUid int `json:"requesterUid"`
@@ -173,6 +195,8 @@ type ApprovalAnswer struct {
 	CreatedAtMs int64   `json:"createdAtMs"`
 	ExpiresAtMs int64   `json:"expiresAtMs"`
 	ResolvedBy  string  `json:"resolvedBy,omitempty"`
+	// Message is the approver's note with a deny (ResolveParams.Message).
+	Message string `json:"message,omitempty"`
 }
 
 // ResolveParams answers one approval. ID may be a unique prefix of at
@@ -180,6 +204,9 @@ type ApprovalAnswer struct {
 type ResolveParams struct {
 	ID       string `json:"id"`
 	Decision string `json:"decision"`
+	// Message is an optional note to the agent, only with a deny (at most
+	// MaxDenyMessage bytes); the requester shows it in its refusal line.
+	Message string `json:"message,omitempty"`
 }
 
 // IDParams names one approval (a unique prefix of at least 4 characters).

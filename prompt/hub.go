@@ -60,7 +60,7 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 		timeoutMs = int(min(r.Timeout.Milliseconds(), maxHubTimeoutMs))
 		timeoutMs = max(timeoutMs, 1)
 	}
-	ans, err := h.Client.Request(ctx, hub.ApprovalRequest{
+	hubAns, err := h.Client.Request(ctx, hub.ApprovalRequest{
 		ID:         r.ID,
 		Command:    r.Command,
 		Via:        r.Via,
@@ -70,6 +70,7 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 		Risk:       r.Risk,
 		Reasons:    r.Reasons,
 		Segments:   h.Segments,
+		Proposals:  hubProposals(r.Proposals),
 		TimeoutMs:  timeoutMs,
 	})
 	switch {
@@ -78,19 +79,35 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 	case err != nil:
 		return Answer{}, fmt.Errorf("ask the hub: %w", err)
 	}
-	switch ans.Outcome {
+	switch hubAns.Outcome {
 	case hub.OutcomeNoApprover:
 		return Answer{}, fmt.Errorf("hub: no approver connected: %w", ErrUnavailable)
 	case hub.OutcomeExpired:
 		return Answer{Decision: Deny, By: "hub", TimedOut: true}, nil
 	case hub.OutcomeDecided:
-		if ans.Decision != nil {
-			if d, ok := hubDecisions[*ans.Decision]; ok {
-				return Answer{Decision: d, By: "hub"}, nil
+		if hubAns.Decision != nil {
+			if d, ok := hubDecisions[*hubAns.Decision]; ok {
+				ans := Answer{Decision: d, By: "hub"}
+				if d == Deny {
+					ans.Message = hubAns.Message
+				}
+				return ans, nil
 			}
-			return Answer{}, fmt.Errorf("hub: unknown decision %q", *ans.Decision)
+			return Answer{}, fmt.Errorf("hub: unknown decision %q", *hubAns.Decision)
 		}
 		return Answer{}, errors.New("hub: decided without a decision")
 	}
-	return Answer{}, fmt.Errorf("hub: unexpected outcome %q", ans.Outcome)
+	return Answer{}, fmt.Errorf("hub: unexpected outcome %q", hubAns.Outcome)
+}
+
+// hubProposals puts proposals on the wire.
+func hubProposals(ps []Proposal) []hub.SegmentProposal {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]hub.SegmentProposal, len(ps))
+	for i, p := range ps {
+		out[i] = hub.SegmentProposal{Text: p.Text, Reasons: p.Reasons, Patterns: p.Patterns}
+	}
+	return out
 }

@@ -26,6 +26,17 @@ type Request struct {
 	// Timeout bounds the wait for an answer once the question is shown;
 	// zero or negative waits until an answer arrives or ctx ends.
 	Timeout time.Duration
+	// Proposals are, per segment being approved, its reasons and what
+	// "allow always" would save; channels that can show them do.
+	Proposals []Proposal
+}
+
+// Proposal is one segment being approved and the allowlist pattern(s)
+// "allow always" would save for it (the first is the one saved).
+type Proposal struct {
+	Text     string
+	Reasons  []string
+	Patterns []string
 }
 
 // Decision is the human's answer.
@@ -47,6 +58,8 @@ type Answer struct {
 	// TimedOut is set when nobody answered within Request.Timeout; the
 	// caller then applies askFallback instead of Decision.
 	TimedOut bool
+	// Message is the approver's note with a Deny, for the agent.
+	Message string
 }
 
 // ErrUnavailable reports that a channel cannot ask anyone at all (no

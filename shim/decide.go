@@ -119,6 +119,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 	if len(pr.Reasons) == 0 {
 		pr.Reasons = []string{notCovered(res)}
 	}
+	pr.Proposals = s.proposals(res)
 	// A signal while the prompt is up must restore the terminal first.
 	askCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	ans, err := s.o.Asker.Ask(askCtx, pr)
@@ -164,7 +165,7 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 		v.allow = true
 		v.added = s.allowAlways(ctx, req, configPath, res)
 	default:
-		v.message = denial.Errorf("refused by the user (%s)", v.by).Error()
+		v.message = refusedLine(v.by, ans.Message)
 	}
 	return v
 }
@@ -226,6 +227,15 @@ func refusedHint(req policy.Request, res policy.Result) string {
 	return ""
 }
 
+// refusedLine is the refusal of a human's deny; the approver's message,
+// when they wrote one, is what the agent most needs to read.
+func refusedLine(by, message string) string {
+	if message != "" {
+		return denial.Errorf("refused by the user (%s): %s", by, message).Error()
+	}
+	return denial.Errorf("refused by the user (%s)", by).Error()
+}
+
 // fallbackAllows applies askFallback when nobody answered.
 func fallbackAllows(p config.Policy, res policy.Result) bool {
 	switch p.AskFallback {
@@ -280,11 +290,47 @@ const maxShown = 300
 // patterns added. A failure is logged, not fatal: the human did approve
 // this run.
 func (s *session) allowAlways(ctx context.Context, req policy.Request, configPath string, res policy.Result) []string {
-	agent := req.Agent
-	engine := s.engine
-	if engine == nil {
+	if s.engine == nil {
 		return nil
 	}
+	var patterns []string
+	for _, seg := range alwaysTargets(res) {
+		p := s.engine.Suggest(seg)
+		if p == "" {
+			s.warnf("allow always: no pattern describes %q; it will be asked again", display.Flatten(seg.Text, maxShown))
+			continue
+		}
+		if !slices.Contains(patterns, p) {
+			patterns = append(patterns, p)
+		}
+	}
+	return s.saveAlways(ctx, req, configPath, patterns)
+}
+
+// proposals tells approvers, per segment "allow always" would cover, its
+// reasons and the pattern it would save (none: it will be asked again).
+func (s *session) proposals(res policy.Result) []prompt.Proposal {
+	if s.engine == nil {
+		return nil
+	}
+	var out []prompt.Proposal
+	for _, seg := range alwaysTargets(res) {
+		p := prompt.Proposal{Text: seg.Text}
+		for _, r := range seg.Reasons {
+			p.Reasons = append(p.Reasons, r.Text)
+		}
+		if pat := s.engine.Suggest(seg); pat != "" {
+			p.Patterns = []string{pat}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// alwaysTargets are the segments "allow always" saves a pattern for: those
+// that needed approval, or with ask=always those the allowlist does not
+// already hold.
+func alwaysTargets(res policy.Result) []*policy.Segment {
 	targets := make([]*policy.Segment, 0, len(res.Segments))
 	for _, seg := range res.Segments {
 		if !seg.Covered {
@@ -300,17 +346,12 @@ func (s *session) allowAlways(ctx context.Context, req policy.Request, configPat
 			}
 		}
 	}
-	var patterns []string
-	for _, seg := range targets {
-		p := engine.Suggest(seg)
-		if p == "" {
-			s.warnf("allow always: no pattern describes %q; it will be asked again", display.Flatten(seg.Text, maxShown))
-			continue
-		}
-		if !slices.Contains(patterns, p) {
-			patterns = append(patterns, p)
-		}
-	}
+	return targets
+}
+
+// saveAlways adds patterns to agent's allowlist and returns those added.
+func (s *session) saveAlways(ctx context.Context, req policy.Request, configPath string, patterns []string) []string {
+	agent := req.Agent
 	if len(patterns) == 0 {
 		return nil
 	}

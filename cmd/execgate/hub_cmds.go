@@ -43,7 +43,7 @@ const (
 // pending, resolve, watch and session.
 func hubCommands(g *globals) []*cobra.Command {
 	return []*cobra.Command{
-		newHubCmd(g), newApproveCmd(g), newPendingCmd(g), newResolveCmd(g), newWatchCmd(g), newSessionCmd(g),
+		newHubCmd(g), newApproveCmd(g), newPendingCmd(g), newResolveCmd(g), newWatchCmd(g), newSessionCmd(g), newWebCmd(g),
 	}
 }
 
