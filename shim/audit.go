@@ -144,7 +144,10 @@ func (l *AuditLog) Append(ev Event) error {
 	// end it first, in the same write, so that this event is not glued to
 	// it. Two shims repairing at once leave an empty line, which readers
 	// ignore.
-	if partialTail(f) {
+	switch size := fileSize(f); {
+	case size == 0:
+		l.startFailures() // a new log: room to count what it may lose
+	case partialTail(f, size):
 		line = append([]byte{'\n'}, line...)
 	}
 	_, werr := f.Write(line)
@@ -182,14 +185,22 @@ func (ev Event) redacted() Event {
 }
 
 // partialTail reports whether f is not empty and does not end in a newline.
-func partialTail(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
+func partialTail(f *os.File, size int64) bool {
+	if size <= 0 {
 		return false
 	}
 	var b [1]byte
-	_, err = f.ReadAt(b[:], fi.Size()-1)
+	_, err := f.ReadAt(b[:], size-1)
 	return err == nil && b[0] != '\n'
+}
+
+// fileSize is f's size, or -1 when it cannot be told.
+func fileSize(f *os.File) int64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
 }
 
 func (l *AuditLog) maxBytes() int64 {

@@ -161,11 +161,15 @@ func (s *session) record(ev Event) {
 	ev.Time = s.now().UTC() // UTC: no time zone file to load on every run
 	ev.Warnings = append(ev.Warnings, s.warn...)
 	s.warn = nil
-	if err := s.audit.Append(ev); err != nil && !s.auditFailed {
-		// Only in debug mode (s.log discards otherwise): the command's
-		// output stays the command's.
-		s.auditFailed = true
-		s.log.Warn("audit log write failed; further failures in this run are not reported", "err", err)
+	if err := s.audit.Append(ev); err != nil {
+		// Counted for execgate log and doctor; said once per run, in
+		// debug mode only (s.log discards otherwise): the command's output
+		// stays the command's.
+		cerr := s.audit.CountFailure(s.now())
+		if !s.auditFailed {
+			s.auditFailed = true
+			s.log.Warn("audit log write failed; further failures in this run are not reported", "err", err, "counted", cerr == nil)
+		}
 	}
 	s.report(ev)
 }

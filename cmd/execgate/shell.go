@@ -229,6 +229,7 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 	}
 	if err != nil || !f.follow {
 		reportSkipped(g.stderr, audit.Path, st)
+		reportLost(g.stderr, &audit)
 		return err
 	}
 
@@ -251,6 +252,21 @@ func runLog(ctx context.Context, g *globals, f logFlags) error {
 	})
 	reportSkipped(g.stderr, audit.Path, st)
 	return err
+}
+
+// reportLost says, on stderr, how many events the shims could not write at
+// all (a full disk, a read-only log), as counted beside the log.
+func reportLost(w io.Writer, audit *shim.AuditLog) {
+	c, err := audit.Failures()
+	if err != nil {
+		fmt.Fprintf(w, "execgate: log: %v\n", err)
+		return
+	}
+	if c.Count == 0 {
+		return
+	}
+	fmt.Fprintf(w, "execgate: log: %d events could not be written to the log (the disk was full or the file not writable), the first %s, the last %s\n",
+		c.Count, c.First.Local().Format("2006-01-02 15:04:05"), c.Last.Local().Format("2006-01-02 15:04:05"))
 }
 
 // reportSkipped says, on stderr (stdout may be JSON lines for a program),
