@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/execgate/execgate/internal/display"
 	"golang.org/x/time/rate"
 )
 
@@ -471,26 +472,10 @@ func trimSpace(b []byte) []byte {
 }
 
 // truncate shortens client-supplied text echoed in messages and labels.
-func truncate(s string) string {
-	if len(s) <= maxNameLen {
-		return s
-	}
-	cut := maxNameLen
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func truncate(s string) string { return display.Shorten(s, maxNameLen) }
 
 // oneLine keeps a message on one line.
-func oneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' || s[i] == '\r' {
-			return s[:i]
-		}
-	}
-	return s
-}
+func oneLine(s string) string { return display.Flatten(s, 0) }
 
 // decodeParams decodes a frame's params; absent params are an empty object.
 func decodeParams(raw json.RawMessage, v any) error {

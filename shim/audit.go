@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/internal/redact"
 	"github.com/execgate/execgate/internal/state"
 )
@@ -115,7 +116,7 @@ func DefaultAuditPath(getenv func(string) string) (string, error) {
 func (l *AuditLog) Append(ev Event) error {
 	ev = ev.redacted()
 	if len(ev.Command) > maxLoggedCommand {
-		ev.Command = truncateUTF8(ev.Command, maxLoggedCommand) + "…"
+		ev.Command = display.Cut(ev.Command, maxLoggedCommand) + "…"
 		ev.Warnings = append(ev.Warnings, "command truncated in the log")
 	}
 	if len(ev.OutputTail) > maxLoggedTail {
@@ -442,15 +443,4 @@ func readEvent(line []byte, since time.Time, st *ReadStats, fn func(Event, []byt
 		return nil
 	}
 	return fn(ev, line)
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -364,7 +364,7 @@ func (s *session) saveAlways(ctx context.Context, req policy.Request, configPath
 		added = added[:0]
 		for _, p := range patterns {
 			e := pattern.Entry{Pattern: p, Source: "shim", LastUsedAt: now.UnixMilli(),
-				LastUsedCommand: truncateUTF8(req.Command, 1000), LastResolvedPath: resolvedPath(p)}
+				LastUsedCommand: display.Cut(req.Command, 1000), LastResolvedPath: resolvedPath(p)}
 			if d.AddAllowlist(agent, e) {
 				added = append(added, p)
 			}
@@ -390,7 +390,7 @@ func (s *session) touchAllowlist(cfg *config.Config, agent, configPath string, r
 		if seg.Allowlist == "" || len(seg.Argv) == 0 {
 			continue
 		}
-		uses = append(uses, use{seg.Allowlist, truncateUTF8(seg.Text, 1000), resolvedPath(seg.Argv[0])})
+		uses = append(uses, use{seg.Allowlist, display.Cut(seg.Text, 1000), resolvedPath(seg.Argv[0])})
 	}
 	if len(uses) == 0 {
 		close(done)
