@@ -261,8 +261,9 @@ func (w *world) setup(args ...string) {
 	w.t.Helper()
 	w.execgate(append(append([]string{"setup"}, args...), "--apply")...)
 	for _, name := range []string{"bash", "sh"} {
-		script := "#!/bin/bash\nprintf '%s\\0' \"$0\" \"$@\" > " + shellQuote(w.argvDir) +
-			"/\"$(date +%s%N)-$$.argv\"\nexec -a \"$0\" " + shellQuote(w.exe) + " \"$@\"\n"
+		script := "#!/bin/bash\nf=" + shellQuote(w.argvDir) + "/$(date +%s%N)-$$\n" +
+			"printf '%s\\0' \"$0\" \"$@\" > \"$f.argv\"\n/usr/bin/env -0 > \"$f.env\"\n" +
+			"exec -a \"$0\" " + shellQuote(w.exe) + " \"$@\"\n"
 		path := filepath.Join(w.shims, name)
 		must(w.t, os.Remove(path))
 		must(w.t, os.WriteFile(path, []byte(script), 0o755))
@@ -276,7 +277,9 @@ func (w *world) argvs() [][]string {
 	must(w.t, err)
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if strings.HasSuffix(e.Name(), ".argv") {
+			names = append(names, e.Name())
+		}
 	}
 	slices.Sort(names) // nanosecond time first
 	var out [][]string
