@@ -30,13 +30,19 @@ var volatile = []struct {
 	{regexp.MustCompile(`snapshot-(bash|zsh)-[0-9]+-[a-z0-9]+\.sh`), "snapshot-$1-{{ID}}.sh"},
 	{regexp.MustCompile(`gemini-shell-[A-Za-z0-9]+`), "gemini-shell-{{ID}}"},
 	{regexp.MustCompile(`PATH_END_[a-z0-9]+`), "PATH_END_{{ID}}"},
+	{regexp.MustCompile(`CLAUDE_CODE_END_[a-z0-9]+`), "CLAUDE_CODE_END_{{ID}}"},
 	{regexp.MustCompile(`(?m)^export PATH=.*$`), "export PATH={{PATH}}"},
 }
 
-// normalize turns a captured argv into a fixture shape.
-func normalize(argv []string, w *world, payload string) []string {
+// normalize turns a captured argv into a fixture shape; exe is the agent
+// CLI's own executable, which Claude Code writes into its snapshot.
+func normalize(argv []string, w *world, exe, payload string) []string {
 	quoted := "'" + strings.ReplaceAll(payload, "'", `'"'"'`) + "'"
-	r := strings.NewReplacer(quoted, "{{CLAUDE}}", w.home, "{{HOME}}")
+	olds := []string{quoted, "{{CLAUDE}}", w.home, "{{HOME}}"}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		olds = append([]string{real, "{{CLAUDE_EXE}}"}, olds...)
+	}
+	r := strings.NewReplacer(olds...)
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		a = r.Replace(a)
@@ -77,7 +83,7 @@ func fixturePath(p pin) string {
 
 // checkEnvelopes compares the argvs the shims were given with the captured
 // shapes.
-func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, route string, sc scenario) {
+func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, bin, route string, sc scenario) {
 	t.Helper()
 	argvs := w.argvs()
 	if route != routeShim {
@@ -99,7 +105,7 @@ func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, route string, sc
 	f.Agent, f.Version = p.Name, p.Version
 	var fresh []string
 	for _, argv := range argvs {
-		shape := normalize(argv, w, sc.command)
+		shape := normalize(argv, w, bin, sc.command)
 		if slices.ContainsFunc(f.Shapes, func(s vectors.CapturedShape) bool { return slices.Equal(s.Argv, shape) }) {
 			continue
 		}

@@ -196,7 +196,7 @@ func runScenario(t *testing.T, a agentKind, p pin, bin, route string, sc scenari
 	if t.Failed() {
 		t.Logf("stdout %s\nstderr %s\naudit:%s", r.stdout, r.stderr, describeAudit(w))
 	}
-	checkEnvelopes(t, w, a, p, route, sc)
+	checkEnvelopes(t, w, a, p, bin, route, sc)
 	return r.elapsed
 }
 
