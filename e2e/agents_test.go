@@ -11,6 +11,7 @@ import (
 const (
 	routeShim = "shim" // the agent runs the execgate shim as its shell
 	routeHook = "hook" // the agent asks `execgate hook AGENT` before each shell call
+	routeNone = "none" // no execgate: the baseline for the timings
 )
 
 // prompt is what the tests ask every agent; the mock model ignores it.
@@ -33,9 +34,10 @@ var agents = []agentKind{
 	{
 		name: "claude", policy: "claude-code", api: anthropic{}, routes: []string{routeShim, routeHook},
 		wire: func(t *testing.T, w *world, route string, m *mockModel) []string {
-			if route == routeHook {
+			switch route {
+			case routeHook:
 				w.setup("claude", "--hook")
-			} else {
+			case routeShim:
 				w.setup("claude")
 			}
 			// Claude Code starts with onboarding unless told it is done.
@@ -81,7 +83,9 @@ enabled = false
 enabled = false
 `
 			must(t, os.WriteFile(filepath.Join(dir, "config.toml"), []byte(toml), 0o600))
-			w.setup("codex")
+			if route == routeHook {
+				w.setup("codex")
+			}
 			return []string{"MOCK_API_KEY=e2e-dummy", "CODEX_HOME=" + dir}
 		},
 		argv: func(bin string) []string {
@@ -105,17 +109,13 @@ enabled = false
 `
 			must(t, os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600))
 			env := []string{"GEMINI_API_KEY=e2e-dummy", "GOOGLE_GEMINI_BASE_URL=" + m.URL(), "GEMINI_CLI_NO_RELAUNCH=true"}
-			if route == routeHook {
+			switch route {
+			case routeHook:
 				w.setup("gemini")
-				return env
-			}
-			// The shim route: Gemini CLI runs bash from PATH.
-			w.setup("gemini", "--settings", filepath.Join(w.home, "unused-gemini-settings.json"))
-			for i, kv := range w.env {
-				if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-					env = append(env, "PATH="+w.shims+":"+p)
-					_ = i
-				}
+			case routeShim:
+				// Gemini CLI runs bash from PATH (README).
+				w.recordShims()
+				env = append(env, "PATH="+w.shims+":"+w.getenv("PATH"))
 			}
 			return env
 		},

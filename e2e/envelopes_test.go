@@ -83,7 +83,7 @@ func fixturePath(p pin) string {
 
 // checkEnvelopes compares the argvs the shims were given with the captured
 // shapes.
-func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, bin, route string, sc scenario) {
+func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, bin, route, command string) {
 	t.Helper()
 	argvs := w.argvs()
 	if route != routeShim {
@@ -105,13 +105,13 @@ func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, bin, route strin
 	f.Agent, f.Version = p.Name, p.Version
 	var fresh []string
 	for _, argv := range argvs {
-		shape := normalize(argv, w, bin, sc.command)
+		shape := normalize(argv, w, bin, command)
 		if slices.ContainsFunc(f.Shapes, func(s vectors.CapturedShape) bool { return slices.Equal(s.Argv, shape) }) {
 			continue
 		}
 		raw, _ := json.MarshalIndent(shape, "", "  ")
 		fresh = append(fresh, string(raw))
-		f.Shapes = append(f.Shapes, vectors.CapturedShape{Seen: fmt.Sprintf("%s route, %q", route, sc.command), Argv: shape})
+		f.Shapes = append(f.Shapes, vectors.CapturedShape{Seen: fmt.Sprintf("%s route, %q", route, command), Argv: shape})
 	}
 	if len(fresh) == 0 {
 		return

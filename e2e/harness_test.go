@@ -228,6 +228,16 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// getenv reads the world's environment.
+func (w *world) getenv(name string) string {
+	for _, kv := range w.env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 func (w *world) configPath() string {
 	return filepath.Join(w.home, ".config", "execgate", "exec-approvals.json")
 }
@@ -254,12 +264,18 @@ func (w *world) execgate(args ...string) string {
 }
 
 // setup runs `execgate setup ARGS --apply`, then puts recording shims in
-// place of install.sh's links (setup checks that they are links): each
-// records the argv it is given, then is the execgate shim with that very
-// argv ($0 included).
+// place of install.sh's links (setup checks that they are links).
 func (w *world) setup(args ...string) {
 	w.t.Helper()
 	w.execgate(append(append([]string{"setup"}, args...), "--apply")...)
+	w.recordShims()
+}
+
+// recordShims replaces the shim links with scripts that record the argv
+// (and environment) they are given, then are the execgate shim with that
+// very argv ($0 included).
+func (w *world) recordShims() {
+	w.t.Helper()
 	for _, name := range []string{"bash", "sh"} {
 		script := "#!/bin/bash\nf=" + shellQuote(w.argvDir) + "/$(date +%s%N)-$$\n" +
 			"printf '%s\\0' \"$0\" \"$@\" > \"$f.argv\"\n/usr/bin/env -0 > \"$f.env\"\n" +

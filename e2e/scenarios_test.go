@@ -20,15 +20,25 @@ type scenario struct {
 	hub bool
 	// prepare readies the world (a directory to delete).
 	prepare func(t *testing.T, w *world)
+	// per is the command for an agent that needs another spelling of it.
+	per map[string]string
 	// check looks at the world, the audit log and the tool result the
 	// model got back.
-	check func(t *testing.T, w *world, result string, shown []string)
+	check func(t *testing.T, w *world, command, result string, shown []string)
+}
+
+// commandFor is the scenario's command for agent.
+func (sc scenario) commandFor(agent string) string {
+	if c, ok := sc.per[agent]; ok {
+		return c
+	}
+	return sc.command
 }
 
 var scenarios = []scenario{
 	{
 		name: "git status runs unasked", command: "git status",
-		check: func(t *testing.T, w *world, result string, shown []string) {
+		check: func(t *testing.T, w *world, command, result string, shown []string) {
 			if !strings.Contains(result, "On branch main") {
 				t.Errorf("the model did not get git's output: %q", result)
 			}
@@ -45,7 +55,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "rm of a home directory is refused", command: "rm -rf ~/precious",
-		check: func(t *testing.T, w *world, result string, _ []string) {
+		check: func(t *testing.T, w *world, command, result string, _ []string) {
 			if !w.exists("precious/keep.txt") {
 				t.Errorf("~/precious was deleted")
 			}
@@ -54,7 +64,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "a write needing review is refused under askFallback=deny", command: "echo hi > notes.txt",
-		check: func(t *testing.T, w *world, result string, _ []string) {
+		check: func(t *testing.T, w *world, command, result string, _ []string) {
 			if w.exists("work/notes.txt") {
 				t.Errorf("notes.txt was written")
 			}
@@ -63,16 +73,19 @@ var scenarios = []scenario{
 	},
 	{
 		name: "an approved rm runs", command: "rm -rf ./scratch", hub: true,
+		// Codex 0.169 itself refuses `rm -rf` after every hook has allowed
+		// it ("rm -f style commands are not permitted").
+		per: map[string]string{"codex": "rm -r ./scratch"},
 		prepare: func(t *testing.T, w *world) {
 			must(t, os.MkdirAll(filepath.Join(w.work, "scratch", "sub"), 0o755))
 		},
-		check: func(t *testing.T, w *world, result string, shown []string) {
+		check: func(t *testing.T, w *world, command, result string, shown []string) {
 			if w.exists("work/scratch") {
 				t.Errorf("./scratch is still there; tool result %q", result)
 			}
 			noExecgateOutput(t, result)
-			if !slices.Contains(shown, "rm -rf ./scratch") {
-				t.Errorf("the approver was shown %q, not the bare payload", shown)
+			if !slices.Equal(shown, []string{command}) {
+				t.Errorf("the approver was shown %q, not the bare payload alone", shown)
 			}
 		},
 	},
@@ -155,6 +168,21 @@ func TestAgents(t *testing.T) {
 			}
 		})
 	}
+	// The same runs without execgate, for the timings alone.
+	for _, a := range agents {
+		p := pinFor(pins, a.name)
+		for _, sc := range scenarios {
+			bin := install(t, p)
+			w := newWorld(t)
+			m := newMockModel(t, a.api, sc.commandFor(a.name))
+			env := a.wire(t, w, routeNone, m)
+			if sc.prepare != nil {
+				sc.prepare(t, w)
+			}
+			r := w.runAgent(a.argv(bin), env...)
+			timings = append(timings, timing{a.name, routeNone, sc.name, r.elapsed})
+		}
+	}
 	for _, tm := range timings {
 		t.Logf("timing: %s %s %q: %v", tm.agent, tm.route, tm.scenario, tm.elapsed.Round(time.Millisecond))
 	}
@@ -172,7 +200,8 @@ func pinFor(pins map[string]pin, name string) pin {
 
 func runScenario(t *testing.T, a agentKind, p pin, bin, route string, sc scenario, tweaks ...func(*world) []string) time.Duration {
 	w := newWorld(t)
-	m := newMockModel(t, a.api, sc.command)
+	command := sc.commandFor(a.name)
+	m := newMockModel(t, a.api, command)
 	env := a.wire(t, w, route, m)
 	for _, tweak := range tweaks {
 		env = append(env, tweak(w)...)
@@ -191,21 +220,21 @@ func runScenario(t *testing.T, a agentKind, p pin, bin, route string, sc scenari
 		t.Fatalf("want one tool result, got %d: %q\nstatus %d\nstdout %s\nstderr %s\nrequests:\n%s\naudit:%s",
 			len(results), results, r.status, r.stdout, r.stderr, m.describe(), describeAudit(w))
 	}
-	sc.check(t, w, results[0], shown())
-	onlyPayloadJudged(t, w, sc)
+	sc.check(t, w, command, results[0], shown())
+	onlyPayloadJudged(t, w, command)
 	if t.Failed() {
 		t.Logf("stdout %s\nstderr %s\naudit:%s", r.stdout, r.stderr, describeAudit(w))
 	}
-	checkEnvelopes(t, w, a, p, bin, route, sc)
+	checkEnvelopes(t, w, a, p, bin, route, command)
 	return r.elapsed
 }
 
 // onlyPayloadJudged checks that execgate refused or asked about nothing but
 // the model's command: the agent's own start-up commands are its harness.
-func onlyPayloadJudged(t *testing.T, w *world, sc scenario) {
+func onlyPayloadJudged(t *testing.T, w *world, command string) {
 	t.Helper()
 	for _, ev := range w.audit() {
-		if ev.Command == sc.command || ev.Event != "exec.denied" && ev.DecidedBy != "hub" && ev.DecidedBy != "tty" {
+		if ev.Command == command || ev.Event != "exec.denied" && ev.DecidedBy != "hub" && ev.DecidedBy != "tty" {
 			continue
 		}
 		c := ev.Command
