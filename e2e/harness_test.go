@@ -109,11 +109,26 @@ func install(t testing.TB, p pin) string {
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("%s: npm installed %s@%s but %s is missing", p.Name, p.Package, p.Version, bin)
 	}
+	// The npm packages bring native binaries as optional dependencies
+	// (Codex's and Claude Code's): one missing for this platform shows
+	// here, not as a mysterious scenario failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput(); err != nil {
+		t.Skipf("%s: %s@%s is installed but does not run here (its native binary for %s/%s?): %v: %s",
+			p.Name, p.Package, p.Version, runtime.GOOS, runtime.GOARCH, err, lastLine(out))
+	}
 	return bin
 }
 
+// lastLine is the line of npm's output that says what went wrong.
 func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "npm error") && !strings.Contains(l, "complete log") && strings.TrimSpace(strings.TrimPrefix(l, "npm error")) != "" {
+			return l
+		}
+	}
 	return lines[len(lines)-1]
 }
 

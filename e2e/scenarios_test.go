@@ -170,18 +170,20 @@ func TestAgents(t *testing.T) {
 	}
 	// The same runs without execgate, for the timings alone.
 	for _, a := range agents {
-		p := pinFor(pins, a.name)
-		for _, sc := range scenarios {
+		t.Run("without execgate/"+a.name, func(t *testing.T) {
+			p := pinFor(pins, a.name)
 			bin := install(t, p)
-			w := newWorld(t)
-			m := newMockModel(t, a.api, sc.commandFor(a.name))
-			env := a.wire(t, w, routeNone, m)
-			if sc.prepare != nil {
-				sc.prepare(t, w)
+			for _, sc := range scenarios {
+				w := newWorld(t)
+				m := newMockModel(t, a.api, sc.commandFor(a.name))
+				env := a.wire(t, w, routeNone, m)
+				if sc.prepare != nil {
+					sc.prepare(t, w)
+				}
+				r := w.runAgent(a.argv(bin), env...)
+				timings = append(timings, timing{a.name, routeNone, sc.name, r.elapsed})
 			}
-			r := w.runAgent(a.argv(bin), env...)
-			timings = append(timings, timing{a.name, routeNone, sc.name, r.elapsed})
-		}
+		})
 	}
 	for _, tm := range timings {
 		t.Logf("timing: %s %s %q: %v", tm.agent, tm.route, tm.scenario, tm.elapsed.Round(time.Millisecond))
