@@ -266,28 +266,34 @@ func (t Trust) Harness(program string, params []string, agent string) (Envelope,
 //go:embed harness
 var harnessFiles embed.FS
 
-// Slots of the snapshot-writer templates: each matches its own character
-// set, and the values are then checked.
-var snapshotSlots = map[string]string{
-	"{{SNAPSHOT_FILE}}": `(/[A-Za-z0-9_./@+-]+)`,
-	"{{RCFILE}}":        `(/[A-Za-z0-9_./@+-]+)`,
-	"{{CLAUDE_BIN}}":    `(/[A-Za-z0-9_./@+-]+)`,
-	"{{CLAUDE_EXE}}":    `(/[A-Za-z0-9_./@+-]+)`,
-	"{{DELIM}}":         `([a-z0-9]+)`,
-	"{{PATH}}":          `([A-Za-z0-9_./@+:-]*)`,
+// snapshotSlots are the slots of the snapshot-writer templates, with the
+// bytes each value may hold. Every template puts a byte outside the set
+// right after each slot, so a value is the longest run of such bytes.
+var snapshotSlots = map[string]func(byte) bool{
+	"{{SNAPSHOT_FILE}}": pathByte,
+	"{{RCFILE}}":        pathByte,
+	"{{CLAUDE_BIN}}":    pathByte,
+	"{{CLAUDE_EXE}}":    pathByte,
+	"{{DELIM}}":         func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' },
+	"{{PATH}}":          func(c byte) bool { return pathByte(c) || c == ':' },
+}
+
+// pathByte is a byte of a path that needs no quoting anywhere in a script.
+func pathByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_./@+-", c) >= 0
 }
 
 var slotName = regexp.MustCompile(`\{\{[A-Z_]+\}\}`)
 
-// snapshotTemplate is one compiled template: the expression and the slot
-// each group fills.
+// snapshotTemplate is one template: literal text and slots, alternating,
+// starting and ending with literal text (maybe empty).
 type snapshotTemplate struct {
-	re    *regexp.Regexp
-	slots []string
+	literals []string
+	slots    []string
 }
 
-// snapshotTemplates compiles harness/*.tmpl once; the templates are fixed
-// at build time.
+// snapshotTemplates reads harness/*.tmpl once; the templates are fixed at
+// build time.
 var snapshotTemplates = sync.OnceValue(func() []snapshotTemplate {
 	entries, _ := harnessFiles.ReadDir("harness")
 	var out []snapshotTemplate
@@ -303,31 +309,45 @@ var snapshotTemplates = sync.OnceValue(func() []snapshotTemplate {
 	return out
 })
 
-// compileTemplate turns a template into an anchored expression; a template
-// with an unknown slot is dropped (it can only match less).
+// compileTemplate splits a template at its slots. A template with an
+// unknown slot, or a slot followed by a byte it could hold, is dropped (it
+// could only match less).
 func compileTemplate(text string) (snapshotTemplate, bool) {
-	var b strings.Builder
-	var slots []string
-	b.WriteString(`\A`)
+	var tm snapshotTemplate
 	last := 0
 	for _, loc := range slotName.FindAllStringIndex(text, -1) {
 		name := text[loc[0]:loc[1]]
-		expr, ok := snapshotSlots[name]
-		if !ok {
+		in, ok := snapshotSlots[name]
+		if !ok || loc[1] >= len(text) || in(text[loc[1]]) {
 			return snapshotTemplate{}, false
 		}
-		b.WriteString(regexp.QuoteMeta(text[last:loc[0]]))
-		b.WriteString(expr)
-		slots = append(slots, name)
+		tm.literals = append(tm.literals, text[last:loc[0]])
+		tm.slots = append(tm.slots, name)
 		last = loc[1]
 	}
-	b.WriteString(regexp.QuoteMeta(text[last:]))
-	b.WriteString(`\z`)
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return snapshotTemplate{}, false
+	tm.literals = append(tm.literals, text[last:])
+	return tm, true
+}
+
+// match returns the slots' values when program is exactly the template.
+func (tm snapshotTemplate) match(program string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(program, tm.literals[0])
+	if !ok {
+		return nil, false
 	}
-	return snapshotTemplate{re: re, slots: slots}, true
+	values := make([]string, len(tm.slots))
+	for i, name := range tm.slots {
+		in := snapshotSlots[name]
+		n := 0
+		for n < len(rest) && in(rest[n]) {
+			n++
+		}
+		values[i] = rest[:n]
+		if rest, ok = strings.CutPrefix(rest[n:], tm.literals[i+1]); !ok {
+			return nil, false
+		}
+	}
+	return values, rest == ""
 }
 
 // claudeRCFiles are the start-up files the snapshot writer may source,
@@ -338,8 +358,7 @@ var claudeRCFiles = []string{".bashrc", ".bash_profile", ".profile", ".zshrc", "
 // writer's templates with acceptable values in its slots.
 func (t Trust) claudeSnapshotWriter(program string) bool {
 	for _, tm := range snapshotTemplates() {
-		m := tm.re.FindStringSubmatch(program)
-		if m != nil && t.snapshotValues(tm.slots, m[1:]) {
+		if values, ok := tm.match(program); ok && t.snapshotValues(tm.slots, values) {
 			return true
 		}
 	}
@@ -367,7 +386,7 @@ func (t Trust) snapshotValues(slots, values []string) bool {
 				return false
 			}
 		case "{{CLAUDE_BIN}}", "{{CLAUDE_EXE}}":
-			if filepath.Clean(v) != v {
+			if !filepath.IsAbs(v) || filepath.Clean(v) != v {
 				return false
 			}
 		}
