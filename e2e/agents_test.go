@@ -12,6 +12,7 @@ const (
 	routeShim = "shim" // the agent runs the execgate shim as its shell
 	routeHook = "hook" // the agent asks `execgate hook AGENT` before each shell call
 	routeNone = "none" // no execgate: the baseline for the timings
+	routeZsh  = "zsh"  // a recording zsh, no execgate: to capture the zsh forms
 )
 
 // prompt is what the tests ask every agent; the mock model ignores it.

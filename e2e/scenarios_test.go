@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -276,4 +277,35 @@ func TestClaudeVariants(t *testing.T) {
 			t.Logf("timing: claude shim %q %s: %v", scenarios[0].name, v.name, el.Round(time.Millisecond))
 		})
 	}
+}
+
+// TestClaudeZshShapes records what Claude Code hands a zsh (it picks the
+// zsh forms when CLAUDE_CODE_SHELL's path names zsh): a recording script
+// named zsh that runs the real zsh, with no execgate in between, since
+// execgate has no zsh shim. The shapes go into the captured fixtures, which
+// the policy tests require execgate to recognise.
+func TestClaudeZshShapes(t *testing.T) {
+	enabled(t)
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("zsh is not installed")
+	}
+	a := agentByName("claude")
+	p := pinFor(readPins(t), a.name)
+	bin := install(t, p)
+	w := newWorld(t)
+	m := newMockModel(t, a.api, "git status")
+	env := a.wire(t, w, routeNone, m)
+	dir := filepath.Join(w.home, ".local", "lib", "recorded-zsh")
+	must(t, os.MkdirAll(dir, 0o755))
+	script := "#!/bin/bash\nprintf '%s\\0' \"$0\" \"$@\" > " + shellQuote(w.argvDir) + "/\"$(date +%s%N)-$$.argv\"\n" +
+		"exec -a \"$0\" " + shellQuote(zsh) + " \"$@\"\n"
+	must(t, os.WriteFile(filepath.Join(dir, "zsh"), []byte(script), 0o755))
+	env = append(env, "CLAUDE_CODE_SHELL="+filepath.Join(dir, "zsh"))
+	r := w.runAgent(a.argv(bin), env...)
+	results := m.toolResults()
+	if len(results) != 1 || !strings.Contains(results[0], "On branch main") {
+		t.Fatalf("git status under zsh: %q\nstdout %s\nstderr %s", results, r.stdout, r.stderr)
+	}
+	checkEnvelopes(t, w, a, p, bin, routeZsh, "git status")
 }

@@ -331,6 +331,7 @@ var claudeShellOptions = [][]string{
 var claudeBuiltinPieces = []string{
 	`\builtin shopt -u extglob 2>/dev/null`,
 	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null`,
+	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS 2>/dev/null`,
 }
 
 // claudeGuard is the piece that takes away a user's alias and function of
