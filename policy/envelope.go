@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -28,6 +29,10 @@ type Envelope struct {
 	// own (Codex's snapshot form execs `SHELL -lc PAYLOAD`): that shell as
 	// written.
 	Shell string
+	// Harness is set, and Payload empty, when the whole program is the
+	// agent's own start-up command (see Trust.Harness): what it is, for
+	// people ("shell snapshot").
+	Harness string
 }
 
 // Envelope kinds, which are also the agents' policy ids.
@@ -62,13 +67,18 @@ type Trust struct {
 	// envelope is met: most commands are not in one.
 	sources map[string][]string
 	tmp     []string // directories the agents' scratch files may be in
+	home    string
+	getenv  func(string) string
 }
 
 // NewTrust compiles the trusted sources for the agents: cfg's when it sets
 // them, else the agents' own snapshot directories. Globs that do not
 // compile or are not absolute trust nothing.
 func NewTrust(cfg *config.Config, home string, getenv func(string) string) Trust {
-	t := Trust{sources: map[string][]string{}, tmp: []string{"/tmp", "/private/tmp"}}
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	t := Trust{sources: map[string][]string{}, tmp: []string{"/tmp", "/private/tmp"}, home: home, getenv: getenv}
 	if d := getenv("TMPDIR"); filepath.IsAbs(d) && !slices.Contains(t.tmp, filepath.Clean(d)) {
 		t.tmp = append(t.tmp, filepath.Clean(d))
 	}
@@ -140,11 +150,23 @@ func (t Trust) scratchFile(path, pattern string) bool {
 //
 // The shapes (see testdata/envelopes for real examples):
 //
-//	Claude Code: [source SNAPSHOT 2>/dev/null || true &&] [shopt -u extglob 2>/dev/null || true &&] …
+//	Claude Code: [ENVSCRIPT\n: &&] [source SNAPSHOT 2>/dev/null || true &&]
+//	             [[\builtin ]shopt -u extglob 2>/dev/null || true &&]
+//	             [{ \builtin unalias -- 'NAME'; \builtin unset -f -- 'NAME'; } >/dev/null 2>&1 || true &&]…
 //	             eval 'PAYLOAD' [< /dev/null] && pwd -P >| /tmp/claude-XXXX-cwd
-//	             (zsh: setopt NO_EXTENDED_GLOB instead of shopt)
+//	             (zsh: setopt NO_EXTENDED_GLOB [NO_BARE_GLOB_QUAL] instead of shopt;
+//	             ENVSCRIPT is exactly the scripts of $CLAUDE_ENV_FILE and the session's
+//	             env hooks, see claudeEnvScript)
 //	Gemini CLI:  shopt -u promptvars nullglob extglob nocaseglob dotglob; { PAYLOAD; };
 //	             __code=$?; pgrep -g 0 >/tmp/shell_pgrep_HEX.tmp 2>&1; exit $__code;
+//	Gemini CLI 0.61 and later:
+//	             shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=/tmp/gemini-shell-XXXXXX/bgpids.tmp
+//	             (
+//	               trap 'jobs -p > "$_bgpids_file"' EXIT
+//	             PAYLOAD
+//	             )
+//	             __code=$?
+//	             exit $__code
 //	Codex:       . "$1" && shift && exec "$@"   with $1 = SNAPSHOT and then SHELL -lc PAYLOAD
 func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
 	if len(program) > maxInput || !mayBeEnvelope(program, params) || CheckNesting(program) != nil {
@@ -155,7 +177,7 @@ func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
 		return Envelope{}, false
 	}
 	for _, shape := range []func(string, *syntax.File, []string) (Envelope, bool){
-		t.claudeCode, t.geminiCLI, t.codexSnapshot,
+		t.claudeCode, t.geminiCLI, t.geminiSubshell, t.codexSnapshot,
 	} {
 		if env, ok := shape(program, f, params); ok {
 			return env, true
@@ -299,12 +321,28 @@ func redirectsAre(rs []*syntax.Redirect, want []redirect, check func(string) boo
 var claudeShellOptions = [][]string{
 	{"shopt", "-u", "extglob"},
 	{"setopt", "NO_EXTENDED_GLOB"},
+	{"setopt", "NO_EXTENDED_GLOB", "NO_BARE_GLOB_QUAL"},
 }
+
+// claudeBuiltinPieces are prologue pieces written with `\builtin` (Claude
+// Code 2.1.2xx and later), so that a user's alias or function cannot stand
+// in for them; wordValue refuses the backslash, so they are compared as
+// source text.
+var claudeBuiltinPieces = []string{
+	`\builtin shopt -u extglob 2>/dev/null`,
+	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null`,
+	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS 2>/dev/null`,
+}
+
+// claudeGuard is the piece that takes away a user's alias and function of
+// one name before the payload runs:
+// { \builtin unalias -- 'NAME'; \builtin unset -f -- 'NAME'; } >/dev/null 2>&1
+var claudeGuard = regexp.MustCompile(`^\{ \\builtin unalias -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \\builtin unset -f -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \} >/dev/null 2>&1$`)
 
 // claudeCode recognises Claude Code's envelope.
 func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, bool) {
 	if len(f.Stmts) != 1 || len(f.Last) > 0 {
-		return Envelope{}, false
+		return t.claudeWithEnvScript(src, f)
 	}
 	steps, ok := andOrList(f.Stmts[0])
 	if !ok || len(steps) < 2 {
@@ -328,7 +366,7 @@ func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, boo
 	payload := args[1]
 	// The prologue: each piece either "X &&" or "X || true &&".
 	for rest := steps[:len(steps)-2]; len(rest) > 0; {
-		if !t.claudePrologue(rest[0].stmt) {
+		if !t.claudePrologue(src, rest[0].stmt) {
 			return Envelope{}, false
 		}
 		switch {
@@ -345,7 +383,15 @@ func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, boo
 
 // claudePrologue reports whether s is one of the pieces Claude Code puts
 // before the payload, optionally with 2>/dev/null.
-func (t Trust) claudePrologue(s *syntax.Stmt) bool {
+func (t Trust) claudePrologue(src string, s *syntax.Stmt) bool {
+	if text, ok := stmtSource(src, s); ok {
+		if slices.Contains(claudeBuiltinPieces, text) {
+			return true
+		}
+		if m := claudeGuard.FindStringSubmatch(text); m != nil && m[1] == m[2] {
+			return true
+		}
+	}
 	args, rs, ok := call(s)
 	if !ok || !redirectsAre(rs, nil, nil) && !redirectsAre(rs, []redirect{errNullRedirect}, nil) {
 		return false
@@ -359,6 +405,19 @@ func (t Trust) claudePrologue(s *syntax.Stmt) bool {
 		}
 	}
 	return false
+}
+
+// stmtSource is the source text of a plain statement (no heredoc, which
+// would put text elsewhere).
+func stmtSource(src string, s *syntax.Stmt) (string, bool) {
+	if !plainStmt(s) || hasHeredoc(s) {
+		return "", false
+	}
+	start, end := int(s.Pos().Offset()), int(s.End().Offset())
+	if start < 0 || start > end || end > len(src) {
+		return "", false
+	}
+	return src[start:end], true
 }
 
 func isTrue(s *syntax.Stmt) bool {

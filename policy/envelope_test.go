@@ -95,8 +95,17 @@ func FuzzUnwrap(f *testing.F) {
 	f.Add(`source /h/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd`, "")
 	f.Add(`shopt -u promptvars nullglob extglob nocaseglob dotglob; { ls; }; __code=$?; pgrep -g 0 >/tmp/shell_pgrep_a.tmp 2>&1; exit $__code;`, "")
 	f.Add(`. "$1" && shift && exec "$@"`, "/h/.codex/shell_snapshots/x.sh")
+	f.Add("shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=/tmp/gemini-shell-aB1/bgpids.tmp\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\nls\n)\n__code=$?\nexit $__code", "")
+	f.Add(`{ \builtin unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-1-cwd`, "")
+	f.Add("SNAPSHOT_FILE=/h/.claude/shell-snapshots/snapshot-bash-1-a.sh\n      # No user config file to source\n", "")
 	trust := NewTrust(nil, "/h", func(string) string { return "" })
 	f.Fuzz(func(t *testing.T, program, param string) {
+		// Start-up commands are whole programs of a fixed kind, never
+		// anything with a payload in it.
+		if h, ok := trust.Harness(program, nil, AgentClaudeCode); ok &&
+			(h.Harness == "" || h.Payload != "" || program != "env" && !strings.HasPrefix(program, "SNAPSHOT_FILE=")) {
+			t.Fatalf("taken for a start-up command: %+v for %q", h, program)
+		}
 		env, ok := trust.Unwrap(program, []string{"sh", param, "bash", "-lc", "ls"})
 		if ok && (env.Payload == "" || env.Via == "") {
 			t.Fatalf("unwrapped to an empty payload: %+v", env)

@@ -552,6 +552,8 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 		s.program, s.source = s.cl.Command, "string"
 		if env, ok := s.trust.Unwrap(s.program, s.cl.Params); ok {
 			s.envelope, s.via = &env, env.Via
+		} else if env, ok := s.harness(req); ok {
+			s.envelope, s.via = &env, env.Via
 		}
 	case FromFile:
 		s.source = "file"
@@ -576,6 +578,12 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 		s.via = policy.AgentLabel(req.Agent)
 	}
 	req.Command = s.judged()
+	if s.envelope != nil && s.envelope.Harness != "" {
+		// The agent's own start-up command: no model command in it, so
+		// nothing to judge, ask about or learn from.
+		return policy.Result{Command: req.Command, Agent: req.Agent, Risk: policy.Safe, Decision: policy.Allow,
+			Reasons: []string{fmt.Sprintf("%s's own start-up command (%s), recognised by its exact shape", s.envelope.Via, s.envelope.Harness)}}, true
+	}
 	res := engine.Evaluate(req)
 	if s.envelope != nil && s.envelope.Shell != "" && isExecgate(s.envelope.Shell) {
 		// The envelope execs this shim again with the payload, which
@@ -590,12 +598,28 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 }
 
 // judged is the command the policy judges, approvers see and "allow
-// always" learns from: an envelope's payload, else the whole program.
+// always" learns from: an envelope's payload, else the whole program. An
+// agent's start-up command is named for the audit log instead (its whole
+// text is the event's envelope).
 func (s *session) judged() string {
-	if s.envelope != nil {
+	switch {
+	case s.envelope != nil && s.envelope.Harness != "":
+		return s.envelope.Via + " start-up: " + s.envelope.Harness
+	case s.envelope != nil:
 		return s.envelope.Payload
 	}
 	return s.program
+}
+
+// harness recognises the agent's own start-up commands (policy.Trust.Harness)
+// for the agent the environment names. Not when anything runs before the
+// program unseen (BASH_ENV), nor when the policy refuses everything: those
+// are judged as any program.
+func (s *session) harness(req policy.Request) (policy.Envelope, bool) {
+	if len(s.startupReasons()) > 0 || req.Policy.Security == config.SecurityDeny {
+		return policy.Envelope{}, false
+	}
+	return s.trust.Harness(s.program, s.cl.Params, req.Agent)
 }
 
 // isExecgate reports whether path is this very program (a shim link to it

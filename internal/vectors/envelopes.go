@@ -79,3 +79,51 @@ func root() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// Captured is one testdata/envelopes/captured/AGENT@VERSION.json: every
+// distinct argv that version of the agent CLI handed the shim in the
+// end-to-end tests, with the parts that change from run to run replaced by
+// placeholders (those of Fill, and {{ID}} for random names, {{PATH}} for
+// the PATH the agent had).
+type Captured struct {
+	Agent   string          `json:"agent"`
+	Version string          `json:"version"`
+	Shapes  []CapturedShape `json:"shapes"`
+}
+
+// CapturedShape is one argv, with what it was first seen running.
+type CapturedShape struct {
+	Seen string   `json:"seen"`
+	Argv []string `json:"argv"`
+}
+
+// ReadCaptured reads one captured file; a missing file is returned as the
+// error from os.ReadFile, with an empty Captured.
+func ReadCaptured(path string) (Captured, error) {
+	var c Captured
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ReadAllCaptured reads every file in testdata/envelopes/captured.
+func ReadAllCaptured() ([]Captured, error) {
+	paths, err := filepath.Glob(filepath.Join(root(), "testdata", "envelopes", "captured", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Captured
+	for _, p := range paths {
+		c, err := ReadCaptured(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
