@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,8 +20,10 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
@@ -196,7 +199,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.cl = ParseCommandLine(argv)
 
 	cfg, configPath, set, unusable := s.loadConfig()
-	if unusable != nil && s.cl.Source != NoProgram {
+	ownHook := s.ownHook()
+	if unusable != nil && s.cl.Source != NoProgram && !ownHook {
 		// Every command needs the policy, and the policy is unknown: refuse
 		// it before anything else, in one line.
 		return s.refuseAll(unusable)
@@ -221,8 +225,9 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		SpillDir: s.spillDir(), SpillMaxBytes: set.spillMaxBytes,
 		Logger: s.log,
 	}
-	if s.cl.Source == NoProgram {
-		// --help, --version: bash prints and exits.
+	if s.cl.Source == NoProgram || ownHook {
+		// --help, --version: bash prints and exits. execgate's own hook
+		// command (see ownHook) answers in the agent's protocol itself.
 		return s.execOrRun(ctx, run, true)
 	}
 	if s.runsChild(set, agent) {
@@ -620,6 +625,76 @@ func (s *session) harness(req policy.Request) (policy.Envelope, bool) {
 		return policy.Envelope{}, false
 	}
 	return s.trust.Harness(s.program, s.cl.Params, req.Agent)
+}
+
+// ownHook reports whether the program is exactly execgate's own hook
+// command, `'/path/to/execgate' hook AGENT`, naming this very binary, with
+// nothing else in it and nothing run before it unseen (BASH_ENV). Gemini CLI
+// runs its hooks with the bash on its PATH, which is this shim when the user
+// puts the shims first: judged like a command, the hook would be refused,
+// and an agent whose hook fails runs the tool anyway. The hook only reads
+// the request on its standard input and answers it; the payload it judges
+// is judged there.
+func (s *session) ownHook() bool {
+	if s.cl.Source != FromString || len(s.cl.Params) > 0 || len(s.startupReasons()) > 0 || len(s.cl.Command) > 4096 {
+		return false
+	}
+	argv, ok := literalCommand(s.cl.Command)
+	return ok && len(argv) == 3 && argv[1] == "hook" && slices.Contains(hookproto.Names(), argv[2]) && isExecgate(argv[0])
+}
+
+// literalCommand returns the words of src when it is one simple command of
+// literal words (quotes allowed, nothing expanded), with no assignment,
+// redirection or other statement.
+func literalCommand(src string) ([]string, bool) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(call.Assigns) > 0 {
+		return nil, false
+	}
+	argv := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		lit, ok := literalWord(w)
+		if !ok {
+			return nil, false
+		}
+		argv = append(argv, lit)
+	}
+	return argv, true
+}
+
+// literalWord is w's value when it holds only literal text and quotes.
+func literalWord(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "\\*?[]{}~") {
+				return "", false // escapes, globs, braces, tildes: not plain
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok || strings.ContainsAny(lit.Value, "\\$`") {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 // isExecgate reports whether path is this very program (a shim link to it

@@ -119,5 +119,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(newHookCmd(g))
 	root.AddCommand(newGateCmd(g))
 	root.AddCommand(newVersionCmd(g))
+	root.AddCommand(newDoctorCmd(g))
 	return root
 }
