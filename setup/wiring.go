@@ -69,7 +69,7 @@ func (j *job) wiring() Wired {
 		return w
 	}
 	var doc struct {
-		Env   map[string]any                `json:"env"`
+		Env   map[string]any               `json:"env"`
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
 	if err := json.Unmarshal(std, &doc); err != nil {
