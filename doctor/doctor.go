@@ -30,6 +30,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/setup"
+	"github.com/execgate/execgate/shim"
 )
 
 // Status grades a check.
@@ -69,6 +70,9 @@ type Options struct {
 	// Hub reports the number of approvers connected, or why there is no
 	// hub; nil skips the check.
 	Hub func(ctx context.Context) (approvers int, err error)
+	// AuditPath is the audit log, whose lost events doctor counts; ""
+	// skips the check.
+	AuditPath string
 	// Timeout bounds each probe; 0 means 2 s.
 	Timeout time.Duration
 }
@@ -87,6 +91,9 @@ func Run(ctx context.Context, o Options) []Check {
 	var out []Check
 	out = append(out, o.binary()...)
 	out = append(out, o.config())
+	if o.AuditPath != "" {
+		out = append(out, o.audit())
+	}
 	if o.Hub != nil {
 		out = append(out, o.hub(ctx))
 	}
@@ -153,6 +160,21 @@ func (o Options) config() Check {
 			Fix: "execgate config check lists them"}
 	}
 	return Check{Status: OK, Area: "config", Text: homeRel(o.Setup.Home, o.ConfigPath)}
+}
+
+// audit reports events the shims could not write to the audit log.
+func (o Options) audit() Check {
+	log := shim.AuditLog{Path: o.AuditPath}
+	c, err := log.Failures()
+	switch {
+	case err != nil:
+		return Check{Status: Warn, Area: "audit", Text: err.Error()}
+	case c.Count > 0:
+		return Check{Status: Warn, Area: "audit", Text: fmt.Sprintf("%d events could not be written to %s (the disk was full or the file not writable), the last at %s",
+			c.Count, homeRel(o.Setup.Home, o.AuditPath), c.Last.Local().Format("2006-01-02 15:04:05")),
+			Fix: "free space or fix the file's permissions; execgate log shows what was kept"}
+	}
+	return Check{Status: OK, Area: "audit", Text: homeRel(o.Setup.Home, o.AuditPath)}
 }
 
 func (o Options) hub(ctx context.Context) Check {

@@ -122,6 +122,11 @@ func TestAuditFullDisk(t *testing.T) {
 	// (two runs of two events each on the full disk).
 	assert.Contains(t, stderr.String(), "execgate: log: 4 events could not be written to the log")
 	assert.Equal(t, 2, strings.Count(stderr.String(), "\n"), "two lines: %q", stderr.String())
+	// So does execgate doctor.
+	cmd = exec.Command(filepath.Join(e.dir, "execgate"), "doctor")
+	cmd.Env = e.env
+	out, _ := cmd.Output()
+	assert.Contains(t, string(out), "4 events could not be written to ")
 	var ev shim.Event
 	require.NoError(t, json.Unmarshal([]byte(strings.Split(stdout.String(), "\n")[2]), &ev))
 	assert.Equal(t, "echo after", ev.Command)

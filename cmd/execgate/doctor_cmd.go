@@ -9,6 +9,7 @@ import (
 	"github.com/execgate/execgate/doctor"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/shim"
 )
 
 func newDoctorCmd(g *globals) *cobra.Command {
@@ -30,9 +31,11 @@ Exit status 1 when anything configured is not working, 0 otherwise.`,
 			if err != nil {
 				return err
 			}
+			auditPath, _ := shim.DefaultAuditPath(g.getenv) // none: no check
 			checks := doctor.Run(cmd.Context(), doctor.Options{
 				Setup:      o,
 				ConfigPath: configPath(g),
+				AuditPath:  auditPath,
 				Hub: func(ctx context.Context) (int, error) {
 					socket, token, err := hubTarget(g)
 					if err != nil {
