@@ -139,12 +139,14 @@ func agentTable() []agent {
 			},
 			plan: func(p paths, _ bool) plan {
 				return plan{
-					about: []string{"Codex ignores $SHELL but runs PreToolUse hooks from hooks.json beside its config.toml:",
-						"this one has execgate judge each Bash command."},
+					about: []string{"Only hooks reach Codex: it runs commands with /bin/bash by absolute path, never through",
+						"$SHELL or PATH, so no shim can gate it. It runs PreToolUse hooks from hooks.json beside",
+						"its config.toml: this one has execgate judge each Bash command."},
 					edits: []edit{protocolHookEdit("codex",
 						commandHook{Type: "command", Command: p.hookCommand("codex"), Timeout: hookTimeoutSeconds})},
 					notes: []string{
-						"Codex runs a new or changed hook only once you trust it: review it with /hooks in Codex.",
+						"Codex runs a new or changed hook only once you trust it: review it with /hooks in Codex's TUI.",
+						"Until then it skips the hook without a word, and codex exec never asks; execgate doctor tells whether it is trusted.",
 						"Codex runs no hooks when its config.toml has [features] hooks = false (versions before hooks were on by default need codex_hooks = true there).",
 					},
 				}
