@@ -3,7 +3,9 @@ package shim
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/execgate/execgate/config"
@@ -50,21 +52,74 @@ func (s *session) hubOverride(ctx context.Context, agent string) config.Override
 	if s.hub == nil {
 		return config.Override{}
 	}
-	sctx, cancel := context.WithTimeout(ctx, hubWait)
-	defer cancel()
-	o, err := s.hub.Session(sctx, agent)
+	o, err := sessionOverride(ctx, s.hub, agent)
 	if err != nil {
 		s.warnf("hub: session override: %v", err)
-		return config.Override{}
+	}
+	return o
+}
+
+// sessionOverride asks the hub for agent's session override.
+func sessionOverride(ctx context.Context, c *hub.Client, agent string) (config.Override, error) {
+	sctx, cancel := context.WithTimeout(ctx, hubWait)
+	defer cancel()
+	o, err := c.Session(sctx, agent)
+	if err != nil {
+		return config.Override{}, err
 	}
 	if o.Elevated {
-		return config.Elevated
+		return config.Elevated, nil
 	}
 	return config.Override{
 		Security:    config.Security(o.Security),
 		Ask:         config.Ask(o.Ask),
 		AskFallback: config.Security(o.AskFallback),
+	}, nil
+}
+
+// SessionPolicy is the policy the shim applies to agent's commands now:
+// p with the running hub's session override for agent (set by an
+// approver; it may loosen) and then the environment's (it may only
+// tighten). notes say what changed p, for `execgate check` and `policy
+// get` to show; none when nothing did.
+func SessionPolicy(ctx context.Context, cfg *config.Config, getenv func(string) string, agent string, p config.Policy) (config.Policy, []string) {
+	s := &session{getenv: getenv, log: slog.New(slog.DiscardHandler)}
+	var notes []string
+	if c, _ := s.connectHub(ctx, cfg); c != nil {
+		o, err := sessionOverride(ctx, c, agent)
+		c.Close()
+		switch {
+		case err != nil:
+			notes = append(notes, "the hub's session override could not be read: "+err.Error())
+		case o != config.Override{}:
+			p = p.Loosened(o)
+			notes = append(notes, "the hub's session override for "+agent+" applies: "+describeOverride(o))
+		}
 	}
+	env, warnings := config.EnvOverride(getenv)
+	notes = append(notes, warnings...)
+	if env != (config.Override{}) {
+		p = p.Tightened(env)
+		notes = append(notes, "the environment tightens it: "+describeOverride(env))
+	}
+	return p, notes
+}
+
+func describeOverride(o config.Override) string {
+	if o == config.Elevated {
+		return "elevated (security=full, ask=off)"
+	}
+	var parts []string
+	if o.Security != "" {
+		parts = append(parts, "security="+string(o.Security))
+	}
+	if o.Ask != "" {
+		parts = append(parts, "ask="+string(o.Ask))
+	}
+	if o.AskFallback != "" {
+		parts = append(parts, "askFallback="+string(o.AskFallback))
+	}
+	return strings.Join(parts, " ")
 }
 
 // report tells the hub's subscribers what happened, without waiting.

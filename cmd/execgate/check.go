@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/shim"
 )
 
 // Exit statuses of check --exit-code.
@@ -93,7 +95,15 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 		return nil, fmt.Errorf("--cwd: %w", err)
 	}
 	agent := config.DetectAgent(g.agent, g.getenv, os.Environ())
-	return &checker{engine: engine, base: policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path)),
+	base := policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path))
+	// What the shim would apply now: the hub's session override and the
+	// environment's, said on stderr so that --json stays one object.
+	var notes []string
+	base.Policy, notes = shim.SessionPolicy(context.Background(), cfg, g.getenv, agent, base.Policy)
+	for _, n := range notes {
+		fmt.Fprintf(g.stderr, "execgate: %s\n", n)
+	}
+	return &checker{engine: engine, base: base,
 		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv), refusal: refusal}, nil
 }
 

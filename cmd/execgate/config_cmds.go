@@ -18,6 +18,7 @@ import (
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
+	"github.com/execgate/execgate/shim"
 )
 
 // lockWait bounds how long an edit waits for another writer.
@@ -412,6 +413,9 @@ type policyView struct {
 	Config  string            `json:"config"`
 	Policy  config.Policy     `json:"policy"`
 	Sources map[string]string `json:"sources"`
+	// Session says what changed the configured policy for now: the hub's
+	// session override, the environment.
+	Session []string `json:"session,omitempty"`
 }
 
 // Levels a policy field can come from, strongest first.
@@ -426,6 +430,8 @@ func policyGet(g *globals, asJSON bool) error {
 	cfg, path, bad := loadForRead(g)
 	agent := config.DetectAgent(g.agent, g.getenv, os.Environ())
 	view := policyView{Agent: agent, Config: path, Policy: cfg.Resolve(agent).Policy, Sources: map[string]string{}}
+	configured := view.Policy
+	view.Policy, view.Session = shim.SessionPolicy(context.Background(), cfg, g.getenv, agent, view.Policy)
 
 	type level struct {
 		name   string
@@ -459,10 +465,17 @@ func policyGet(g *globals, asJSON bool) error {
 		fmt.Fprintf(g.stdout, "policy for agent %s (%s)\n", agent, path)
 		tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 		for _, f := range fieldViews {
-			fmt.Fprintf(tw, "%s\t%s\t(%s)\n", f.key, f.value(view.Policy), view.Sources[f.key])
+			source := view.Sources[f.key]
+			if f.value(view.Policy) != f.value(configured) {
+				source = "session; configured " + f.value(configured) + " from " + source
+			}
+			fmt.Fprintf(tw, "%s\t%s\t(%s)\n", f.key, f.value(view.Policy), source)
 		}
 		if err := tw.Flush(); err != nil {
 			return fmt.Errorf("print policy: %w", err)
+		}
+		for _, n := range view.Session {
+			fmt.Fprintf(g.stdout, "%s\n", n)
 		}
 	}
 	if bad {

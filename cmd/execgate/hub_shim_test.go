@@ -376,6 +376,21 @@ func TestHubSessionOverride(t *testing.T) {
 	o := wait(t, done)
 	assert.Equal(t, 0, o.status, "elevated: runs without asking; stderr %q", o.stderr)
 
+	// check and policy get show what the shim applies, and say why.
+	cli := func(args ...string) (string, string) {
+		cmd := w.command(t.Context(), filepath.Join(w.dir, "execgate"), append([]string{"execgate"}, args...)...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		_ = cmd.Run()
+		return out.String(), errb.String()
+	}
+	out, errOut := cli("check", "--", asking(w))
+	assert.True(t, strings.HasPrefix(out, "allow: "), "check under the elevated session: %q", out)
+	assert.Contains(t, errOut, "the hub's session override for test-agent applies: elevated")
+	out, _ = cli("policy", "get")
+	assert.Regexp(t, `security +full +\(session; configured allowlist from defaults\)`, out)
+	assert.Contains(t, out, "the hub's session override for test-agent applies: elevated")
+
 	_, done = w.runShim(t, asking(w), "EXECGATE_SECURITY=deny")
 	denyLine(t, wait(t, done), "execgate: denied: ")
 
