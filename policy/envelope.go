@@ -249,8 +249,11 @@ func call(s *syntax.Stmt) (args []string, redirs []*syntax.Redirect, ok bool) {
 	return args, s.Redirs, true
 }
 
-// wordValue is a word's value when it has no expansions: plain text and
-// quotes only.
+// LiteralWord is a word's value when it has no expansions: plain text and
+// quotes only, with no escape, glob, tilde or brace that bash would change.
+func LiteralWord(w *syntax.Word) (string, bool) { return wordValue(w) }
+
+// wordValue is LiteralWord.
 func wordValue(w *syntax.Word) (string, bool) {
 	var b strings.Builder
 	for _, p := range w.Parts {

@@ -658,7 +658,7 @@ func literalCommand(src string) ([]string, bool) {
 	}
 	argv := make([]string, 0, len(call.Args))
 	for _, w := range call.Args {
-		lit, ok := literalWord(w)
+		lit, ok := policy.LiteralWord(w)
 		if !ok {
 			return nil, false
 		}
@@ -667,35 +667,6 @@ func literalCommand(src string) ([]string, bool) {
 	return argv, true
 }
 
-// literalWord is w's value when it holds only literal text and quotes.
-func literalWord(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "\\*?[]{}~") {
-				return "", false // escapes, globs, braces, tildes: not plain
-			}
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				lit, ok := q.(*syntax.Lit)
-				if !ok || strings.ContainsAny(lit.Value, "\\$`") {
-					return "", false
-				}
-				b.WriteString(lit.Value)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
 
 // isExecgate reports whether path is this very program (a shim link to it
 // included).
