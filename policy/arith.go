@@ -52,6 +52,8 @@ type varState struct {
 	// is assigned is itself only known at run time.
 	poisoned  map[string]bool
 	poisonAll bool
+	// assigned holds every variable the program may give any value.
+	assigned map[string]bool
 	// integer holds the variables declared -i, whose assignments are
 	// arithmetic.
 	integer map[string]bool
@@ -75,6 +77,10 @@ func (a *analyzer) restoreNumeric(saved map[string]bool) { a.vars.numeric = save
 // assigned records an assignment of name; numeric says whether the value
 // is known to be a number.
 func (a *analyzer) assigned(name string, numeric bool) {
+	if a.vars.assigned == nil {
+		a.vars.assigned = map[string]bool{}
+	}
+	a.vars.assigned[name] = true
 	if numeric {
 		if a.vars.numeric == nil {
 			a.vars.numeric = map[string]bool{}

@@ -33,6 +33,24 @@ type Envelope struct {
 	// agent's own start-up command (see Trust.Harness): what it is, for
 	// people ("shell snapshot").
 	Harness string
+	// Reads lists the shell variables the envelope reads after the payload
+	// ran in the same shell. A payload that may set one of them
+	// (Result.MayAssign) re-aims the envelope's own plumbing — Gemini
+	// CLI's EXIT trap writes to "$_bgpids_file" — so the envelope no
+	// longer stands apart from it: the program must be judged whole.
+	Reads []string
+}
+
+// Holds reports whether res, the judgement of this envelope's payload,
+// leaves the envelope as recognised: the payload sets none of the
+// variables the envelope reads after it.
+func (e Envelope) Holds(res Result) bool {
+	for _, v := range e.Reads {
+		if res.MayAssign(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // Envelope kinds, which are also the agents' policy ids.

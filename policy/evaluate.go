@@ -65,6 +65,19 @@ type Result struct {
 	Opaque bool
 	// ParseError is the parser's message when the command does not parse.
 	ParseError string
+
+	assigned       map[string]bool // variables the program may set
+	assignsUnknown bool            // it may set variables named at run time
+}
+
+// MayAssign reports whether the program may give the shell variable name a
+// value: it assigns it (in any way bash has: NAME=, read, printf -v,
+// declare, for, mapfile …), assigns a variable whose name is only known at
+// run time, runs code the analysis cannot see, or could not be parsed.
+// An agent's envelope that reads a variable after the payload relies on
+// the payload leaving it alone.
+func (r Result) MayAssign(name string) bool {
+	return r.assignsUnknown || r.Opaque || r.ParseError != "" || r.assigned[name]
 }
 
 // Analyze classifies req.Command into segments and a risk, without the
@@ -98,6 +111,7 @@ func (e *Engine) Analyze(req Request) Result {
 		a.segs = append(a.segs, seg)
 	}
 	a.resolveArithUses()
+	res.assigned, res.assignsUnknown = a.vars.assigned, a.vars.poisonAll
 	res.Segments = a.segs
 	for _, s := range a.segs {
 		for i := range s.Reasons {

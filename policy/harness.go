@@ -77,7 +77,7 @@ func (t Trust) geminiSubshell(src string, f *syntax.File, _ []string) (Envelope,
 	if !isCodeAssign(f.Stmts[3]) || !isExitCode(f.Stmts[4]) {
 		return Envelope{}, false
 	}
-	return Envelope{Agent: AgentGeminiCLI, Via: agentLabels[AgentGeminiCLI], Payload: payload}, true
+	return Envelope{Agent: AgentGeminiCLI, Via: agentLabels[AgentGeminiCLI], Payload: payload, Reads: []string{"_bgpids_file"}}, true
 }
 
 // geminiShopt is `shopt -u` with only the options Gemini CLI turns off.

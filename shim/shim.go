@@ -590,6 +590,16 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 			Reasons: []string{fmt.Sprintf("%s's own start-up command (%s), recognised by its exact shape", s.envelope.Via, s.envelope.Harness)}}, true
 	}
 	res := engine.Evaluate(req)
+	if s.envelope != nil && !s.envelope.Holds(res) {
+		// The payload may set a variable the envelope's own plumbing reads
+		// after it (Gemini's trap writes to "$_bgpids_file"): judge the
+		// program as written, wrapper and all.
+		via := s.envelope.Via
+		s.envelope = nil
+		req.Command = s.judged()
+		res = engine.Evaluate(req)
+		res = addReason(req.Policy, res, fmt.Sprintf("the command sets a variable %s's wrapper uses after it, so the wrapper is judged with it", via))
+	}
 	if s.envelope != nil && s.envelope.Shell != "" && isExecgate(s.envelope.Shell) {
 		// The envelope execs this shim again with the payload, which
 		// judges it there: asking here too would ask twice.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,4 +261,45 @@ func TestShimCodexEnvelopeIntoShim(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, denied, "judged once, by the inner shim")
+}
+
+// TestShimGeminiTrapTarget: Gemini CLI 0.61's wrapper writes the jobs list
+// to "$_bgpids_file" from an EXIT trap that runs after the payload, in the
+// payload's own shell. A payload that sets that variable — however bash
+// lets it — re-aims the write, so the wrapper is judged with it (asked,
+// here refused by askFallback) and the file stays whole. The same payloads
+// without the variable run as before.
+func TestShimGeminiTrapTarget(t *testing.T) {
+	realBash(t)
+	e, home, tmp := envelopeEnv(t, "")
+	v := readEnvelopeVectors(t)
+	i := slices.IndexFunc(v.Shapes, func(s vectors.Shape) bool { return s.Name == "gemini-cli 0.61" })
+	require.GreaterOrEqual(t, i, 0)
+	victim := filepath.Join(home, ".bashrc")
+	run := func(payload string) outcome {
+		require.NoError(t, os.WriteFile(victim, []byte("precious\n"), 0o600))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		argv := vectors.Fill(v.Shapes[i].Argv, home, tmp, payload, false)
+		cmd := e.command(ctx, e.shim("bash"), argv...)
+		cmd.Env = append(cmd.Env, "GEMINI_CLI=1")
+		return runOutcome(t, cmd, "")
+	}
+	for _, payload := range []string{
+		"_bgpids_file=$HOME/.bashrc",
+		"_bgpids_file=" + victim + "; echo hi",
+		"read _bgpids_file <<< " + victim,
+		"printf -v _bgpids_file %s " + victim,
+		"for _bgpids_file in " + victim + "; do :; done",
+		"declare _bgpids_file=" + victim,
+	} {
+		o := run(payload)
+		assert.Equal(t, 126, o.status, "%s: %+v", payload, o)
+		got, err := os.ReadFile(victim)
+		require.NoError(t, err)
+		assert.Equal(t, "precious\n", string(got), payload)
+	}
+	o := run("echo hi")
+	assert.Equal(t, 0, o.status, "a payload that leaves the variable alone: %+v", o)
+	assert.Equal(t, "hi\n", o.stdout)
 }
