@@ -25,6 +25,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
@@ -199,7 +200,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.cl = ParseCommandLine(argv)
 
 	cfg, configPath, set, unusable := s.loadConfig()
-	ownHook := s.ownHook()
+	hookArgv := s.ownHook()
+	ownHook := hookArgv != nil
 	if unusable != nil && s.cl.Source != NoProgram && !ownHook {
 		// Every command needs the policy, and the policy is unknown: refuse
 		// it before anything else, in one line.
@@ -225,9 +227,15 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		SpillDir: s.spillDir(), SpillMaxBytes: set.spillMaxBytes,
 		Logger: s.log,
 	}
-	if s.cl.Source == NoProgram || ownHook {
-		// --help, --version: bash prints and exits. execgate's own hook
-		// command (see ownHook) answers in the agent's protocol itself.
+	if ownHook {
+		// execgate's own hook command (see ownHook), run as this binary
+		// itself, not by bash: the path bash would run is only a name.
+		err := syscall.Exec(hookArgv[0], hookArgv, s.o.Environ)
+		fmt.Fprintln(s.o.Stderr, denial.Errorf("cannot run execgate's hook: %v", err))
+		return ExitDenied, 0
+	}
+	if s.cl.Source == NoProgram {
+		// --help, --version: bash prints and exits.
 		return s.execOrRun(ctx, run, true)
 	}
 	if s.runsChild(set, agent) {
@@ -637,20 +645,38 @@ func (s *session) harness(req policy.Request) (policy.Envelope, bool) {
 	return s.trust.Harness(s.program, s.cl.Params, req.Agent)
 }
 
-// ownHook reports whether the program is exactly execgate's own hook
-// command, `'/path/to/execgate' hook AGENT`, naming this very binary, with
-// nothing else in it and nothing run before it unseen (BASH_ENV). Gemini CLI
-// runs its hooks with the bash on its PATH, which is this shim when the user
-// puts the shims first: judged like a command, the hook would be refused,
-// and an agent whose hook fails runs the tool anyway. The hook only reads
-// the request on its standard input and answers it; the payload it judges
-// is judged there.
-func (s *session) ownHook() bool {
+// ownHook recognises execgate's own hook command, `'/path/to/execgate'
+// hook AGENT`, and returns the argv to run it with: this very binary,
+// resolved (nil when the program is anything else). Gemini CLI runs its
+// hooks with the bash on its PATH, which is this shim when the user puts
+// the shims first: judged like a command, the hook would be refused, and an
+// agent whose hook fails runs the tool anyway. Only the exact command
+// counts: one simple command of literal words, nothing run before it unseen
+// (BASH_ENV), and a path that names this binary outside /proc (where
+// /proc/self/exe is execgate to the shim but bash to bash). The hook runs as
+// this binary, never through bash, so whatever the path names to bash does
+// not matter; it reads the request on its standard input and answers it.
+func (s *session) ownHook() []string {
 	if s.cl.Source != FromString || len(s.cl.Params) > 0 || len(s.startupReasons()) > 0 || len(s.cl.Command) > 4096 {
-		return false
+		return nil
 	}
 	argv, ok := literalCommand(s.cl.Command)
-	return ok && len(argv) == 3 && argv[1] == "hook" && slices.Contains(hookproto.Names(), argv[2]) && isExecgate(argv[0])
+	if !ok || len(argv) != 3 || argv[1] != "hook" || !slices.Contains(hookproto.Names(), argv[2]) ||
+		!filepath.IsAbs(argv[0]) || strings.HasPrefix(filepath.Clean(argv[0]), "/proc/") {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	exe, err = filepath.EvalSymlinks(exe)
+	if err != nil {
+		return nil
+	}
+	if named, err := filepath.EvalSymlinks(argv[0]); err != nil || named != exe {
+		return nil
+	}
+	return []string{exe, "hook", argv[2]}
 }
 
 // literalCommand returns the words of src when it is one simple command of
@@ -676,7 +702,6 @@ func literalCommand(src string) ([]string, bool) {
 	}
 	return argv, true
 }
-
 
 // isExecgate reports whether path is this very program (a shim link to it
 // included).

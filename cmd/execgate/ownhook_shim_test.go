@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,6 +38,9 @@ func TestShimRunsOwnHook(t *testing.T) {
 		cmd.Env = append(cmd.Env, "GEMINI_CLI=1")
 		return runOutcome(t, cmd, input)
 	}
+	// A script named hook beside the command: /proc/self/exe is bash when
+	// bash runs it, and would run the script unjudged.
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "hook"), []byte("touch pwned\n"), 0o755))
 	o := run(q + " hook gemini")
 	assert.Equal(t, 0, o.status, o.stderr)
 	assert.True(t, strings.HasPrefix(o.stdout, `{"decision":"deny"`), "the hook answered: %q", o.stdout)
@@ -53,4 +57,5 @@ func TestShimRunsOwnHook(t *testing.T) {
 		o := run(src)
 		denyLine(t, o, "execgate: denied: ")
 	}
+	assert.NoFileExists(t, filepath.Join(e.work, "pwned"))
 }
