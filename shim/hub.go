@@ -18,11 +18,13 @@ import (
 const hubWait = 500 * time.Millisecond
 
 // connectHub connects to the hub when one runs, or returns nil. With no
-// hub the socket file is absent and this costs one stat. When the hub runs
-// but has no room for this connection (hub.ErrCodeBusy: the uid's share of
-// connections is used up), refused says so: asking must then fail, and the
-// command not run, rather than fall to askFallback as with no hub at all,
-// or an agent could flood the hub to get its commands past it.
+// hub the socket file is absent (or nothing listens on it) and this costs
+// a stat or a refused connect. When something listens but the connection
+// fails (hub.ErrCodeBusy: the uid's share of connections is used up; a
+// refusal closed without a word; a stuck hello), refused says so: asking
+// must then fail, and the command not run, rather than fall to
+// askFallback as with no hub at all, or an agent could flood the hub to get
+// its commands past it.
 func (s *session) connectHub(ctx context.Context, cfg *config.Config) (c *hub.Client, refused error) {
 	path, err := hub.SocketPath(cfg, s.getenv)
 	if err != nil {
@@ -35,16 +37,18 @@ func (s *session) connectHub(ctx context.Context, cfg *config.Config) (c *hub.Cl
 	dctx, cancel := context.WithTimeout(ctx, hubWait)
 	defer cancel()
 	c, err = hub.Dial(dctx, hub.DialOptions{Socket: path, Token: cfg.Socket.Token, Role: hub.RoleRequester, Name: "shim"})
-	var eb *hub.ErrorBody
 	switch {
 	case err == nil:
 		return c, nil
-	case errors.As(err, &eb) && eb.Code == hub.ErrCodeBusy:
-		return nil, err
-	case !errors.Is(err, hub.ErrNoHub):
-		s.warnf("hub: %v", err)
+	case errors.Is(err, hub.ErrNoHub):
+		return nil, nil // nothing listens: no hub, as documented
 	}
-	return nil, nil
+	// Something listens but did not let this shim in: BUSY, a refusal
+	// closed without a word, a hello that timed out, a bad token. Any of
+	// them may be a flood meant to push commands to askFallback; asking
+	// fails instead, and the command is refused.
+	s.warnf("hub: %v", err)
+	return nil, err
 }
 
 // hubOverride reads the session override an approver set for agent.

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,4 +70,57 @@ func TestHubBusyFailsClosed(t *testing.T) {
 	assert.True(t, j.Allow, j.Message)
 	assert.True(t, j.Unanswered)
 	assert.False(t, strings.Contains(j.Message, "BUSY"))
+}
+
+// TestHubSilentRefusalFailsClosed: something listens on the hub's socket
+// but closes each connection without a word (a hub past its refusal
+// budget) or never answers the hello: the command is refused, not handed
+// to askFallback=full as with no hub at all.
+func TestHubSilentRefusalFailsClosed(t *testing.T) {
+	for _, mode := range []string{"close", "silent"} {
+		t.Run(mode, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "egs")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			socket := filepath.Join(dir, "hub.sock")
+			cfgPath := filepath.Join(dir, "config.json")
+			require.NoError(t, os.WriteFile(cfgPath, []byte(`{"version": 1, "socket": {"path": "`+socket+`"},
+		"defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "full"}}`), 0o600))
+			ln, err := net.Listen("unix", socket)
+			require.NoError(t, err)
+			defer ln.Close()
+			var held []net.Conn
+			var mu sync.Mutex
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					if mode == "close" {
+						c.Close()
+						continue
+					}
+					mu.Lock()
+					held = append(held, c) // says nothing until the test ends
+					mu.Unlock()
+				}
+			}()
+			t.Cleanup(func() {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, c := range held {
+					c.Close()
+				}
+			})
+			env := map[string]string{"EXECGATE_CONFIG": cfgPath, "XDG_STATE_HOME": filepath.Join(dir, "state")}
+			devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			defer devnull.Close()
+			j := Judge(context.Background(), JudgeOptions{Command: "rm -rf ./nothing-here", Agent: "a",
+				Getenv: func(k string) string { return env[k] }, Environ: []string{}, Stderr: devnull})
+			assert.False(t, j.Allow, "a hub that lets nobody in must not let the command run")
+			assert.Contains(t, j.Message, "asking failed")
+		})
+	}
 }
