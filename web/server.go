@@ -121,7 +121,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(s.ln) }()
+	go func() { errc <- hs.Serve(newOwnerListener(s.ln, s.log)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web: serve: %w", err)
