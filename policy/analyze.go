@@ -59,8 +59,11 @@ type Segment struct {
 	// assignments before it or redirections on it. An exact pattern names
 	// the words only, so it cannot waive what these do (see exactCovers).
 	decorated bool
-	flags     flowFlags
-	pushed    bool // recorded in the analysis's segments
+	// moved is set when the segment runs in another directory than the
+	// program started in, or one the analysis lost track of.
+	moved  bool
+	flags  flowFlags
+	pushed bool // recorded in the analysis's segments
 }
 
 // flowFlags describe what a segment does with its input and output, for the
@@ -93,10 +96,11 @@ func (s *Segment) add(r Reason) {
 // exactCovers reports whether a pattern equal to s's argv word for word may
 // waive its firm reasons: only when the segment is nothing but those words,
 // with no wrapper (sudo, env, a nested shell) around them and no assignment
-// or redirection beside them. `ls` allowlisted exactly must not cover
-// `LD_PRELOAD=x ls`, `sudo ls` or `ls > ~/.bashrc`.
+// or redirection beside them, run where the program started. `ls`
+// allowlisted exactly must not cover `LD_PRELOAD=x ls`, `sudo ls`,
+// `ls > ~/.bashrc`, and `rm -rf build` not `cd / && rm -rf build`.
 func (s *Segment) exactCovers() bool {
-	return !s.decorated && len(s.Wrappers) == 0
+	return !s.decorated && !s.moved && len(s.Wrappers) == 0
 }
 
 // firm reports whether a reason on s holds against wildcard patterns.
@@ -135,6 +139,7 @@ type analyzer struct {
 	home      string
 	workspace string
 	cwd       string // current directory as far as known; "" unknown
+	start     string // the directory the program starts in
 	protected []string
 	segs      []*Segment
 	funcs     map[string]*syntax.Stmt
@@ -730,7 +735,9 @@ func (a *analyzer) newSegment(node syntax.Node, f frame) *Segment {
 		// The list separator is not part of the command.
 		text = strings.TrimSpace(strings.TrimSuffix(text, ";"))
 	}
-	return &Segment{Text: text, Depth: f.depth, Wrappers: f.via, context: f.via}
+	// A segment run anywhere but where the program started is not the
+	// command an exact pattern named: `rm -rf build` after `cd /`.
+	return &Segment{Text: text, Depth: f.depth, Wrappers: f.via, context: f.via, moved: a.cwd != a.start}
 }
 
 // nodeText returns the source text of node, or its printed form when the

@@ -84,7 +84,7 @@ func (r Result) MayAssign(name string) bool {
 // allowlist or a decision.
 func (e *Engine) Analyze(req Request) Result {
 	start := cleanDir(req.Cwd)
-	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, protected: req.Protected}
+	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected}
 	res := Result{Command: req.Command, Agent: req.Agent}
 	if err := a.program(req.Command, frame{}); err != nil {
 		res.ParseError = oneLine(err.Error())
