@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"html"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -117,8 +120,37 @@ func openBrowser(g *globals, url string) {
 	if err != nil {
 		return
 	}
-	c := exec.Command(path, url)
-	if c.Start() == nil {
-		go c.Wait()
+	// The login link is a credential until it is used: on a command line
+	// every local user could read it (/proc/PID/cmdline) and log in first.
+	// The browser is given a private file that forwards to it instead.
+	page, err := loginPage(url)
+	if err != nil {
+		return
 	}
+	c := exec.Command(path, page)
+	if c.Start() == nil {
+		go func() {
+			c.Wait()
+			// The browser has read the file by now, or never will.
+			time.Sleep(30 * time.Second)
+			os.RemoveAll(filepath.Dir(page))
+		}()
+	}
+}
+
+// loginPage writes a page, readable only by this user, that forwards the
+// browser to url, and returns its path.
+func loginPage(url string) (string, error) {
+	dir, err := os.MkdirTemp("", "execgate-web-")
+	if err != nil {
+		return "", err
+	}
+	page := filepath.Join(dir, "login.html")
+	body := `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=` +
+		html.EscapeString(url) + `"><title>execgate web</title><a href="` + html.EscapeString(url) + `">execgate web</a>`
+	if err := os.WriteFile(page, []byte(body), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return page, nil
 }
