@@ -25,6 +25,9 @@ type Reason struct {
 	Coverable bool `json:"-"`
 	// Effect names what the reason is about (see effects.go).
 	Effect string `json:"effect,omitempty"`
+	// Alternative is a safer way to do the same work, when the rule
+	// behind the reason knows one.
+	Alternative string `json:"alternative,omitempty"`
 }
 
 // Segment is one simple command found anywhere in a program, with the
@@ -88,6 +91,26 @@ func (s *Segment) add(r Reason) {
 	}
 	s.Reasons = append(s.Reasons, r)
 	s.Risk = s.Risk.Max(r.Risk)
+}
+
+// lower caps the risk of the reasons of one rule, when what the rule
+// feared cannot happen here (a secret printed into a pipe, not to the
+// agent), and recomputes the segment's risk.
+func (s *Segment) lower(rule string, to Risk) {
+	found := false
+	for i := range s.Reasons {
+		if s.Reasons[i].Rule == rule && s.Reasons[i].Risk > to {
+			s.Reasons[i].Risk = to
+			found = true
+		}
+	}
+	if !found {
+		return
+	}
+	s.Risk = Safe
+	for _, r := range s.Reasons {
+		s.Risk = s.Risk.Max(r.Risk)
+	}
 }
 
 // exactCovers reports whether a pattern equal to s's argv word for word may
@@ -535,8 +558,31 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 			a.exported(seg, as.Name.Value, c.Variant.Value, flags)
 		}
 	}
+	a.applyRules(seg, c.Variant.Value, declWords(c))
 	a.redirects(seg, s, f)
 	a.keepIfNotable(seg)
+}
+
+// declWords spells a declaration as command words (export HISTSIZE=0), so
+// that the rule table's entries for declare, export and the rest apply.
+// A value known only at run time keeps the unknown shape.
+func declWords(c *syntax.DeclClause) []word {
+	words := []word{{text: c.Variant.Value, known: true}}
+	for _, as := range c.Args {
+		var w word
+		if as.Value != nil {
+			w = evalWord(as.Value)
+		} else {
+			w = word{known: true}
+		}
+		if as.Name != nil && !as.Naked {
+			w.text = as.Name.Value + "=" + w.text
+		} else if as.Name != nil {
+			w = word{text: as.Name.Value, known: true}
+		}
+		words = append(words, w)
+	}
+	return words
 }
 
 // declPrints reports whether a declaration only lists variables: no
@@ -757,6 +803,11 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 		a.stdinNames = i > 0 && prevLists
 		segs := a.stmt(st, f, i > 0)
 		a.stdinNames = false
+		if i < len(stages)-1 {
+			for _, seg := range segs {
+				seg.lower("prints-secret", NeedsReview)
+			}
+		}
 		prevLists = len(segs) > 0
 		for _, seg := range segs {
 			prevLists = prevLists && seg.flags.listsWorkspace

@@ -721,6 +721,7 @@ func (a *analyzer) source(seg *Segment, name string, words []word, s *syntax.Stm
 
 // trap parses the handler of `trap HANDLER SIGNAL…`: it runs later.
 func (a *analyzer) trap(seg *Segment, words []word, s *syntax.Stmt, f frame) bool {
+	a.applyRules(seg, "trap", words) // trap '' INT: signals ignored
 	args := words[1:]
 	if len(args) > 0 && args[0].text == "--" {
 		args = args[1:]

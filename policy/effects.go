@@ -28,7 +28,7 @@ var reasonEffects = map[string]string{
 	"code-loading-write": EffectWrite, "unknown-directory-write": EffectWrite, "glob-write": EffectWrite,
 	"dynamic-redirect":        EffectWrite,
 	"sensitive-path-argument": EffectCredentials,
-	"reads-credentials":       EffectCredentials, "reads-input-names": EffectCredentials, "prints-environment": EffectCredentials,
+	"reads-credentials":       EffectCredentials, "reads-input-names": EffectCredentials, "prints-environment": EffectCredentials, "prints-secret": EffectCredentials,
 	"network": EffectNetwork, "dev-tcp": EffectNetwork,
 	"credentials-to-network": EffectSend, "pipe-credentials-to-network": EffectSend,
 	"pipe-environment-to-network": EffectSend, "environment-to-network": EffectSend, "uploads-file": EffectSend,
