@@ -74,6 +74,7 @@ type flowFlags struct {
 	printsEnv  bool // writes the environment to stdout
 	readsCreds bool // writes credential files to stdout
 	execsStdin bool // runs stdin as code
+	packs      bool // writes an archive of local files to stdout (tar c, git archive)
 	sendsStdin bool // sends stdin to the network
 	// findsOutside is set by find searching outside the workspace: the
 	// names it prints may be credentials.
@@ -177,6 +178,10 @@ type analyzer struct {
 	// them later in the same program is not taken for running a file of
 	// the workspace: its content is the program's own, unseen.
 	written map[string]bool
+	// downloaded holds the files that network programs earlier in the
+	// program write (curl -o, wget -O): running one is running code from
+	// the network, however many steps apart.
+	downloaded map[string]bool
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool
@@ -827,7 +832,7 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 			}
 		}
 		upstream = upstream.or(here)
-		if here.fetches || here.decodes || here.printsEnv || here.readsCreds || here.execsStdin || here.findsOutside {
+		if here.fetches || here.decodes || here.printsEnv || here.readsCreds || here.execsStdin || here.findsOutside || here.packs {
 			sources = append(sources, nodeText(f.src, st))
 		}
 	}
@@ -838,7 +843,7 @@ func (x flowFlags) or(y flowFlags) flowFlags {
 		fetches: x.fetches || y.fetches, decodes: x.decodes || y.decodes,
 		printsEnv: x.printsEnv || y.printsEnv, readsCreds: x.readsCreds || y.readsCreds,
 		execsStdin: x.execsStdin || y.execsStdin, sendsStdin: x.sendsStdin || y.sendsStdin,
-		findsOutside: x.findsOutside || y.findsOutside,
+		findsOutside: x.findsOutside || y.findsOutside, packs: x.packs || y.packs,
 	}
 }
 
@@ -869,6 +874,8 @@ func (a *analyzer) checkFlow(seg *Segment, up flowFlags, sources []string) {
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends credentials to the network (%s)", from), Rule: "pipe-credentials-to-network"})
 		case up.printsEnv:
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the environment, which may hold secrets, to the network (%s)", from), Rule: "pipe-environment-to-network"})
+		case up.packs:
+			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends an archive of local files to the network (%s)", from), Rule: "pipe-archive-to-network"})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -827,6 +828,8 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 	if a.decodes(name, words) {
 		seg.flags.decodes = true
 	}
+	a.recordDownloads(name, words)
+	seg.flags.packs = seg.flags.packs || a.packsToStdout(name, words)
 	a.printsSecretVariable(seg, name, words)
 	if a.r.envPrinters[name] && len(words) == 1 {
 		seg.flags.printsEnv = true
@@ -882,6 +885,95 @@ func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word)
 				return
 			}
 		}
+	}
+}
+
+// downloadOutputs names, per downloader, the options whose value is the
+// file it saves, and whether without them it saves under the URL's last
+// path segment (wget, curl -O).
+var downloadOutputs = map[string]struct {
+	options   []string
+	remote    []string // options that save under the URL's own name
+	byDefault bool
+}{
+	"curl":   {options: []string{"-o", "--output"}, remote: []string{"-O", "--remote-name", "--remote-name-all"}},
+	"wget":   {options: []string{"-O", "--output-document"}, byDefault: true},
+	"wget2":  {options: []string{"-O", "--output-document"}, byDefault: true},
+	"aria2c": {options: []string{"-o", "--out"}, byDefault: true},
+	"fetch":  {options: []string{"-o"}, byDefault: true},
+	"axel":   {options: []string{"-o", "--output"}, byDefault: true},
+	"http":   {options: []string{"-o", "--output"}},
+	"xh":     {options: []string{"-o", "--output"}},
+}
+
+// packsToStdout reports whether the command writes an archive of local
+// files to its standard output: tar -c without -f or with -f -, zip -r -,
+// git archive without -o, git bundle create -. Piped to the network, that
+// is the whole tree leaving the machine.
+func (a *analyzer) packsToStdout(name string, words []word) bool {
+	v, ops := a.view(name, words[1:], true)
+	switch name {
+	case "tar", "gtar", "bsdtar":
+		creates := v.has("-c", "--create") || len(words) > 1 && words[1].known && !isOption(words[1].text) && strings.Contains(words[1].text, "c")
+		if !creates {
+			return false
+		}
+		files := a.optionValues([]string{"-f", "--file"}, v)
+		bundledF := len(words) > 1 && words[1].known && !isOption(words[1].text) && strings.Contains(words[1].text, "f")
+		return len(files) == 0 && !bundledF || len(files) > 0 && files[0].text == "-" || bundledF && len(words) > 2 && words[2].text == "-"
+	case "zip":
+		return len(ops) > 0 && ops[0].text == "-"
+	case "git":
+		if len(ops) > 0 && ops[0].text == "archive" {
+			return len(a.optionValues([]string{"-o", "--output"}, v)) == 0
+		}
+		return len(ops) > 2 && ops[0].text == "bundle" && ops[1].text == "create" && ops[2].text == "-"
+	}
+	return false
+}
+
+// recordDownloads notes the files a downloader saves, so that running one
+// later in the program counts as running code from the network.
+func (a *analyzer) recordDownloads(name string, words []word) {
+	spec, ok := downloadOutputs[name]
+	if !ok {
+		return
+	}
+	v, ops := a.view(name, words[1:], true)
+	var files []string
+	for _, w := range a.optionValues(spec.options, v) {
+		if w.known && w.text != "-" {
+			files = append(files, w.text)
+		}
+	}
+	if len(files) == 0 && (spec.byDefault || v.has(spec.remote...)) {
+		for _, op := range ops {
+			if u, err := url.Parse(op.text); op.known && err == nil && u.Host != "" {
+				if base := path.Base(u.Path); base != "." && base != "/" {
+					files = append(files, base)
+				}
+			}
+		}
+	}
+	for _, f := range files {
+		if abs := a.resolve(f); abs != "" {
+			if a.downloaded == nil {
+				a.downloaded = map[string]bool{}
+			}
+			a.downloaded[abs] = true
+		}
+	}
+}
+
+// runsDownload flags running a file that an earlier downloader in the
+// same program saved: curl -o x.sh URL && sh x.sh is curl URL | sh.
+func (a *analyzer) runsDownload(seg *Segment, w word) {
+	if len(a.downloaded) == 0 || !w.known {
+		return
+	}
+	if abs := a.resolve(w.text); abs != "" && a.downloaded[abs] {
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("runs %s, which an earlier command downloaded: code from the network", quoteWord(w.text)), Rule: "runs-download",
+			Alternative: "download, read the file, then run it as a separate step"})
 	}
 }
 
