@@ -325,7 +325,7 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		return matchNo
 	}
 	if len(ru.Sub) > 0 {
-		n, res := matchSub(ru.Sub, ops)
+		n, res := matchSub(ru.subParts(), ops)
 		if res == matchNo {
 			return matchNo
 		}
@@ -453,11 +453,10 @@ func anyUnknown(words []word) bool {
 
 // matchSub matches the leading operands against one of the subcommand
 // alternatives ("stash drop"); it returns how many operands it used.
-func matchSub(subs []string, ops []word) (int, matchResult) {
+func matchSub(subs [][]string, ops []word) (int, matchResult) {
 	best := matchNo
 	n := 0
-	for _, alt := range subs {
-		parts := strings.Fields(alt)
+	for _, parts := range subs {
 		if len(parts) > len(ops) {
 			continue
 		}

@@ -228,6 +228,8 @@ type rule struct {
 	Match            []string `json:"match"`
 	NotMatch         []string `json:"notMatch"`
 
+	subOnce     sync.Once
+	subSplit    [][]string
 	once        sync.Once
 	compileErr  error
 	text        *regexp.Regexp
@@ -237,6 +239,18 @@ type rule struct {
 	argSets     []string
 	anyGlobs    []*glob.Pattern
 	anySets     []string
+}
+
+// subParts returns Sub with each alternative split into its words, split
+// once: matching runs for every rule of a program on every command.
+func (ru *rule) subParts() [][]string {
+	ru.subOnce.Do(func() {
+		ru.subSplit = make([][]string, len(ru.Sub))
+		for i, alt := range ru.Sub {
+			ru.subSplit[i] = strings.Fields(alt)
+		}
+	})
+	return ru.subSplit
 }
 
 // codeRule recognizes a call in inline code and the shell command it
