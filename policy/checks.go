@@ -287,11 +287,27 @@ func (a *analyzer) onlyTargetUnknown(seg *Segment, ru *rule, name string, words 
 		}
 	}
 	for _, op := range ops {
-		if !op.known && (op.text == "" || strings.HasPrefix(op.text, unknownShape)) {
+		if !op.known && (op.text == "" || strings.HasPrefix(op.text, unknownShape)) && !a.belowTempDir(op) {
 			return true // where the target lies is only known at run time
 		}
 	}
 	return false
+}
+
+// tempDirVars name the system's temporary directory; a program that never
+// sets one may lean on the environment's value.
+var tempDirVars = map[string]bool{"TMPDIR": true, "TMP": true, "TEMP": true, "RUNNER_TEMP": true}
+
+// belowTempDir reports whether w is a named entry below a temporary
+// directory variable that the program itself does not set: "$TMPDIR/build"
+// asks, but TMPDIR=/Users rm -rf $TMPDIR/x, or "$TMPDIR/" alone, stays as
+// bad as the worst place it could point.
+func (a *analyzer) belowTempDir(w word) bool {
+	if len(w.params) == 0 || !tempDirVars[w.params[0]] || a.vars.poisonAll || a.vars.poisoned[w.params[0]] {
+		return false
+	}
+	rest := strings.Trim(strings.TrimPrefix(w.text, unknownShape), "/")
+	return rest != "" && !strings.ContainsAny(rest, "*?[") && !strings.HasPrefix(rest, unknownShape) && !strings.Contains(rest, "..")
 }
 
 type matchResult int
