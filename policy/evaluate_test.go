@@ -202,6 +202,8 @@ func TestShellfirmAgreement(t *testing.T) {
 	t.Logf("shellfirm ALLOW: dangerous %.1f%%", pct("ALLOW", Dangerous))
 	assert.Zero(t, count["BLOCK"][Safe], "a command shellfirm blocks must not be safe")
 	assert.Zero(t, count["ASK"][Safe], "a command shellfirm asks about must not be safe")
+	assert.GreaterOrEqual(t, pct("BLOCK", Dangerous), 85.0, "issue 14's goal: peer refuses → dangerous")
+	assert.LessOrEqual(t, pct("ALLOW", Dangerous), 15.0, "ALLOW lines are regex negatives, not harmless commands; keep the drift visible")
 }
 
 // TestInvalidDenylistDenies: a denylist entry that does not compile
