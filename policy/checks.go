@@ -875,7 +875,7 @@ func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec,
 
 // secretName matches the names of variables that hold secrets by
 // convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
-var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH|SESSION_?KEY|_PAT$|^PAT_)`)
+var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`)
 
 // printsSecretVariable flags printing a variable whose name says it holds a
 // secret: echo "$AWS_SECRET_ACCESS_KEY", printf '%s' "$TOKEN", printenv
