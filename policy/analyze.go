@@ -25,6 +25,9 @@ type Reason struct {
 	Coverable bool `json:"-"`
 	// Effect names what the reason is about (see effects.go).
 	Effect string `json:"effect,omitempty"`
+	// Alternative is a safer way to do the same work, when the rule
+	// behind the reason knows one.
+	Alternative string `json:"alternative,omitempty"`
 }
 
 // Segment is one simple command found anywhere in a program, with the
@@ -74,6 +77,7 @@ type flowFlags struct {
 	printsEnv  bool // writes the environment to stdout
 	readsCreds bool // writes credential files to stdout
 	execsStdin bool // runs stdin as code
+	packs      bool // writes an archive of local files to stdout (tar c, git archive)
 	sendsStdin bool // sends stdin to the network
 	// findsOutside is set by find searching outside the workspace: the
 	// names it prints may be credentials.
@@ -91,6 +95,26 @@ func (s *Segment) add(r Reason) {
 	}
 	s.Reasons = append(s.Reasons, r)
 	s.Risk = s.Risk.Max(r.Risk)
+}
+
+// lower caps the risk of the reasons of one rule, when what the rule
+// feared cannot happen here (a secret printed into a pipe, not to the
+// agent), and recomputes the segment's risk.
+func (s *Segment) lower(rule string, to Risk) {
+	found := false
+	for i := range s.Reasons {
+		if s.Reasons[i].Rule == rule && s.Reasons[i].Risk > to {
+			s.Reasons[i].Risk = to
+			found = true
+		}
+	}
+	if !found {
+		return
+	}
+	s.Risk = Safe
+	for _, r := range s.Reasons {
+		s.Risk = s.Risk.Max(r.Risk)
+	}
 }
 
 // exactCovers reports whether a pattern equal to s's argv word for word may
@@ -159,6 +183,10 @@ type analyzer struct {
 	// them later in the same program is not taken for running a file of
 	// the workspace: its content is the program's own, unseen.
 	written map[string]bool
+	// downloaded holds the files that network programs earlier in the
+	// program write (curl -o, wget -O): running one is running code from
+	// the network, however many steps apart.
+	downloaded map[string]bool
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool
@@ -540,8 +568,31 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 			a.exported(seg, as.Name.Value, c.Variant.Value, flags)
 		}
 	}
+	a.applyRules(seg, c.Variant.Value, declWords(c))
 	a.redirects(seg, s, f)
 	a.keepIfNotable(seg)
+}
+
+// declWords spells a declaration as command words (export HISTSIZE=0), so
+// that the rule table's entries for declare, export and the rest apply.
+// A value known only at run time keeps the unknown shape.
+func declWords(c *syntax.DeclClause) []word {
+	words := []word{{text: c.Variant.Value, known: true}}
+	for _, as := range c.Args {
+		var w word
+		if as.Value != nil {
+			w = evalWord(as.Value)
+		} else {
+			w = word{known: true}
+		}
+		if as.Name != nil && !as.Naked {
+			w.text = as.Name.Value + "=" + w.text
+		} else if as.Name != nil {
+			w = word{text: as.Name.Value, known: true}
+		}
+		words = append(words, w)
+	}
+	return words
 }
 
 // declPrints reports whether a declaration only lists variables: no
@@ -764,6 +815,11 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 		a.stdinNames = i > 0 && prevLists
 		segs := a.stmt(st, f, i > 0)
 		a.stdinNames = false
+		if i < len(stages)-1 {
+			for _, seg := range segs {
+				seg.lower("prints-secret", NeedsReview)
+			}
+		}
 		prevLists = len(segs) > 0
 		for _, seg := range segs {
 			prevLists = prevLists && seg.flags.listsWorkspace
@@ -783,7 +839,7 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 			}
 		}
 		upstream = upstream.or(here)
-		if here.fetches || here.decodes || here.printsEnv || here.readsCreds || here.execsStdin || here.findsOutside {
+		if here.fetches || here.decodes || here.printsEnv || here.readsCreds || here.execsStdin || here.findsOutside || here.packs {
 			sources = append(sources, nodeText(f.src, st))
 		}
 	}
@@ -794,7 +850,7 @@ func (x flowFlags) or(y flowFlags) flowFlags {
 		fetches: x.fetches || y.fetches, decodes: x.decodes || y.decodes,
 		printsEnv: x.printsEnv || y.printsEnv, readsCreds: x.readsCreds || y.readsCreds,
 		execsStdin: x.execsStdin || y.execsStdin, sendsStdin: x.sendsStdin || y.sendsStdin,
-		findsOutside: x.findsOutside || y.findsOutside,
+		findsOutside: x.findsOutside || y.findsOutside, packs: x.packs || y.packs,
 	}
 }
 
@@ -825,6 +881,8 @@ func (a *analyzer) checkFlow(seg *Segment, up flowFlags, sources []string) {
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends credentials to the network (%s)", from), Rule: "pipe-credentials-to-network"})
 		case up.printsEnv:
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the environment, which may hold secrets, to the network (%s)", from), Rule: "pipe-environment-to-network"})
+		case up.packs:
+			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends an archive of local files to the network (%s)", from), Rule: "pipe-archive-to-network"})
 		}
 	}
 }

@@ -2,7 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"net/url"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,6 +80,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		if c := a.credentialArg(program, args); c != "" {
 			seg.flags.readsCreds = true
 			unsafe(fmt.Sprintf("%s reads credentials (%s)%s", label, c, environNote(c)), "reads-credentials")
+			a.printsSecretStore(seg, label, spec, c)
 		}
 	}
 	if len(spec.Only) > 0 {
@@ -207,18 +211,103 @@ func optionSpecValue(words []word, i int, spec string) (word, bool) {
 	return optionArgument(words, &j, spec)
 }
 
-// applyRules is the dangerous-pattern layer.
+// dryRunOptions are the options with which these programs' manuals promise
+// to only show what they would do (kubectl --dry-run=client, aws s3
+// --dryrun, terraform state mv -dry-run). A program not listed here may
+// ignore or misread such a word, so it earns nothing elsewhere.
+var dryRunOptions = map[string][]string{
+	"kubectl": {"--dry-run", "--dry-run=client", "--dry-run=server"}, "oc": {"--dry-run", "--dry-run=client", "--dry-run=server"},
+	"k":   {"--dry-run", "--dry-run=client", "--dry-run=server"},
+	"aws": {"--dryrun", "--dry-run"}, "terraform": {"-dry-run"}, "tofu": {"-dry-run"},
+	"helm": {"--dry-run", "--dry-run=client", "--dry-run=server"}, "git": {"-n", "--dry-run"},
+	"rsync": {"-n", "--dry-run"}, "npm": {"--dry-run"}, "pnpm": {"--dry-run"}, "yarn": {"--dry-run"},
+	"docker": {"--dry-run"}, "docker-compose": {"--dry-run"}, "pulumi": {"--preview-only"},
+}
+
+// dryRun reports whether the command carries one of its program's
+// documented dry-run options, before any "--".
+func dryRun(name string, words []word) bool {
+	opts := dryRunOptions[name]
+	if opts == nil {
+		return false
+	}
+	for _, w := range words[1:] {
+		if !w.known {
+			return false // a word read at run time could be anything
+		}
+		if w.text == "--" {
+			return false
+		}
+		if slices.Contains(opts, w.text) {
+			return true
+		}
+	}
+	return false
+}
+
+// applyRules is the dangerous-pattern layer. A dangerous rule that matches
+// a command told to do a dry run asks instead of refusing: the manual
+// promises no change, but the command still reaches the real system.
 func (a *analyzer) applyRules(seg *Segment, name string, words []word) {
+	dry := dryRun(name, words)
 	for _, ru := range a.r.rulesFor(name) {
 		switch a.matchRule(ru, name, words) {
 		case matchYes:
-			seg.add(Reason{Risk: ru.Risk, Text: ru.Reason, Rule: ru.ID, Coverable: !ru.Firm && ru.Risk != Dangerous})
+			if ru.Risk == Dangerous && dry {
+				seg.add(Reason{Risk: NeedsReview, Text: "dry run: would " + ru.Reason, Rule: ru.ID})
+				continue
+			}
+			seg.add(Reason{Risk: ru.Risk, Text: ru.Reason, Rule: ru.ID, Coverable: !ru.Firm && ru.Risk != Dangerous, Alternative: ru.Alternative})
 		case matchMaybe:
-			if ru.Risk == Dangerous {
+			if ru.Risk == Dangerous && ru.DynamicDangerous && a.onlyTargetUnknown(seg, ru, name, words) {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s, or wherever a target known only at run time points", ru.Reason), Rule: ru.ID, Alternative: ru.Alternative})
+			} else if ru.Risk == Dangerous {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("dynamic arguments, only known at run time, could mean it %s", ru.Reason), Rule: ru.ID})
 			}
 		}
 	}
+}
+
+// onlyTargetUnknown reports whether a maybe-match of ru is uncertain only
+// about the target: every option group the rule needs is written out (rm
+// -rf "$DIR", not rm "$X", where the unknown word might or might not be
+// -r), some target starts with an expansion (rm -rf "$X"/y, not rm -rf
+// ./build/"$X"), and the command is not run by find -exec or -ok, whose targets are
+// bounded by find's own starting point and judged by find's rules.
+func (a *analyzer) onlyTargetUnknown(seg *Segment, ru *rule, name string, words []word) bool {
+	for _, w := range seg.Wrappers {
+		if strings.HasPrefix(w, "find ") {
+			return false
+		}
+	}
+	v, ops := a.view(name, words[1:], true)
+	for _, group := range ru.Options {
+		if !v.has(group...) {
+			return false
+		}
+	}
+	for _, op := range ops {
+		if !op.known && (op.text == "" || strings.HasPrefix(op.text, unknownShape)) && !a.belowTempDir(op) {
+			return true // where the target lies is only known at run time
+		}
+	}
+	return false
+}
+
+// tempDirVars name the system's temporary directory; a program that never
+// sets one may lean on the environment's value.
+var tempDirVars = map[string]bool{"TMPDIR": true, "TMP": true, "TEMP": true, "RUNNER_TEMP": true}
+
+// belowTempDir reports whether w is a named entry below a temporary
+// directory variable that the program itself does not set: "$TMPDIR/build"
+// asks, but TMPDIR=/Users rm -rf $TMPDIR/x, or "$TMPDIR/" alone, stays as
+// bad as the worst place it could point.
+func (a *analyzer) belowTempDir(w word) bool {
+	if len(w.params) == 0 || !tempDirVars[w.params[0]] || a.vars.poisonAll || a.vars.poisoned[w.params[0]] {
+		return false
+	}
+	rest := strings.Trim(strings.TrimPrefix(w.text, unknownShape), "/")
+	return rest != "" && !strings.ContainsAny(rest, "*?[") && !strings.HasPrefix(rest, unknownShape) && !strings.Contains(rest, "..")
 }
 
 type matchResult int
@@ -252,7 +341,7 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		return matchNo
 	}
 	if len(ru.Sub) > 0 {
-		n, res := matchSub(ru.Sub, ops)
+		n, res := matchSub(ru.subParts(), ops)
 		if res == matchNo {
 			return matchNo
 		}
@@ -380,11 +469,10 @@ func anyUnknown(words []word) bool {
 
 // matchSub matches the leading operands against one of the subcommand
 // alternatives ("stash drop"); it returns how many operands it used.
-func matchSub(subs []string, ops []word) (int, matchResult) {
+func matchSub(subs [][]string, ops []word) (int, matchResult) {
 	best := matchNo
 	n := 0
-	for _, alt := range subs {
-		parts := strings.Fields(alt)
+	for _, parts := range subs {
 		if len(parts) > len(ops) {
 			continue
 		}
@@ -393,7 +481,7 @@ func matchSub(subs []string, ops []word) (int, matchResult) {
 			switch {
 			case !ops[i].known:
 				res = matchMaybe
-			case p != "*" && ops[i].text != p:
+			case !subPartMatches(p, ops[i].text):
 				res = matchNo
 			}
 			if res == matchNo {
@@ -405,6 +493,24 @@ func matchSub(subs []string, ops []word) (int, matchResult) {
 		}
 	}
 	return n, best
+}
+
+// subPartMatches reports whether one part of a rule's Sub matches a word:
+// "*" matches any word, a part with glob characters or "|" is a list of
+// path.Match patterns, anything else is the word itself.
+func subPartMatches(part, word string) bool {
+	if part == "*" || part == word {
+		return true
+	}
+	if !strings.ContainsAny(part, "*?[|") {
+		return false
+	}
+	for _, alt := range strings.Split(part, "|") {
+		if ok, err := path.Match(alt, word); ok || err != nil {
+			return true // a malformed pattern fails closed: it matches
+		}
+	}
+	return false
 }
 
 // anyMatch reports whether one of words matches a glob or a named set.
@@ -737,6 +843,9 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 	if a.decodes(name, words) {
 		seg.flags.decodes = true
 	}
+	a.recordDownloads(name, words)
+	seg.flags.packs = seg.flags.packs || a.packsToStdout(name, words)
+	a.printsSecretVariable(seg, name, words)
 	if a.r.envPrinters[name] && len(words) == 1 {
 		seg.flags.printsEnv = true
 		seg.add(Reason{Risk: NeedsReview, Text: "prints the environment, which may hold secrets", Rule: "prints-environment"})
@@ -748,6 +857,138 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)%s", c, environNote(c)), Rule: "reads-credentials"})
 			}
 		}
+	}
+}
+
+// printsSecretStore makes reading a file of the secret-stores set with a
+// program that prints what it reads (cat, grep, base64 — not ls or stat,
+// which show names and sizes; not tools with subcommands, judged by the
+// subcommand's own model) dangerous: what it prints goes to the agent,
+// and from there to the model provider, so the secret leaves the machine.
+func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec, c string) {
+	if spec.Inert || spec.Sub != nil || !a.pathIn("secret-stores", a.normPath(c)) {
+		return
+	}
+	seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s prints the secret in %s to the agent, and so off the machine", label, c), Rule: "prints-secret",
+		Alternative: "check that the file exists with ls -l or test -s; never print its contents"})
+}
+
+// secretName matches the names of variables that hold secrets by
+// convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
+var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`)
+
+// printsSecretVariable flags printing a variable whose name says it holds a
+// secret: echo "$AWS_SECRET_ACCESS_KEY", printf '%s' "$TOKEN", printenv
+// GITHUB_TOKEN. The pipeline check lowers it when the output feeds another
+// program (echo "$TOKEN" | docker login --password-stdin) rather than the
+// agent.
+func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word) {
+	spec := a.r.Safe[name]
+	printer := spec != nil && spec.Data && (name == "echo" || name == "printf")
+	if !printer && !a.r.envPrinters[name] {
+		return
+	}
+	for _, w := range words[1:] {
+		names := w.params
+		if a.r.envPrinters[name] && w.known && !isOption(w.text) {
+			names = append(names, w.text) // printenv NAME
+		}
+		for _, p := range names {
+			if secretName.MatchString(p) && !numericParams[p] && !publicParams[p] {
+				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("prints $%s, a secret by its name, to the agent, and so off the machine", p), Rule: "prints-secret",
+					Alternative: fmt.Sprintf("test -n \"$%s\" && echo set", p)})
+				return
+			}
+		}
+	}
+}
+
+// downloadOutputs names, per downloader, the options whose value is the
+// file it saves, and whether without them it saves under the URL's last
+// path segment (wget, curl -O).
+var downloadOutputs = map[string]struct {
+	options   []string
+	remote    []string // options that save under the URL's own name
+	byDefault bool
+}{
+	"curl":   {options: []string{"-o", "--output"}, remote: []string{"-O", "--remote-name", "--remote-name-all"}},
+	"wget":   {options: []string{"-O", "--output-document"}, byDefault: true},
+	"wget2":  {options: []string{"-O", "--output-document"}, byDefault: true},
+	"aria2c": {options: []string{"-o", "--out"}, byDefault: true},
+	"fetch":  {options: []string{"-o"}, byDefault: true},
+	"axel":   {options: []string{"-o", "--output"}, byDefault: true},
+	"http":   {options: []string{"-o", "--output"}},
+	"xh":     {options: []string{"-o", "--output"}},
+}
+
+// packsToStdout reports whether the command writes an archive of local
+// files to its standard output: tar -c without -f or with -f -, zip -r -,
+// git archive without -o, git bundle create -. Piped to the network, that
+// is the whole tree leaving the machine.
+func (a *analyzer) packsToStdout(name string, words []word) bool {
+	v, ops := a.view(name, words[1:], true)
+	switch name {
+	case "tar", "gtar", "bsdtar":
+		creates := v.has("-c", "--create") || len(words) > 1 && words[1].known && !isOption(words[1].text) && strings.Contains(words[1].text, "c")
+		if !creates {
+			return false
+		}
+		files := a.optionValues([]string{"-f", "--file"}, v)
+		bundledF := len(words) > 1 && words[1].known && !isOption(words[1].text) && strings.Contains(words[1].text, "f")
+		return len(files) == 0 && !bundledF || len(files) > 0 && files[0].text == "-" || bundledF && len(words) > 2 && words[2].text == "-"
+	case "zip":
+		return len(ops) > 0 && ops[0].text == "-"
+	case "git":
+		if len(ops) > 0 && ops[0].text == "archive" {
+			return len(a.optionValues([]string{"-o", "--output"}, v)) == 0
+		}
+		return len(ops) > 2 && ops[0].text == "bundle" && ops[1].text == "create" && ops[2].text == "-"
+	}
+	return false
+}
+
+// recordDownloads notes the files a downloader saves, so that running one
+// later in the program counts as running code from the network.
+func (a *analyzer) recordDownloads(name string, words []word) {
+	spec, ok := downloadOutputs[name]
+	if !ok {
+		return
+	}
+	v, ops := a.view(name, words[1:], true)
+	var files []string
+	for _, w := range a.optionValues(spec.options, v) {
+		if w.known && w.text != "-" {
+			files = append(files, w.text)
+		}
+	}
+	if len(files) == 0 && (spec.byDefault || v.has(spec.remote...)) {
+		for _, op := range ops {
+			if u, err := url.Parse(op.text); op.known && err == nil && u.Host != "" {
+				if base := path.Base(u.Path); base != "." && base != "/" {
+					files = append(files, base)
+				}
+			}
+		}
+	}
+	for _, f := range files {
+		if abs := a.resolve(f); abs != "" {
+			if a.downloaded == nil {
+				a.downloaded = map[string]bool{}
+			}
+			a.downloaded[abs] = true
+		}
+	}
+}
+
+// runsDownload flags running a file that an earlier downloader in the
+// same program saved: curl -o x.sh URL && sh x.sh is curl URL | sh.
+func (a *analyzer) runsDownload(seg *Segment, w word) {
+	if len(a.downloaded) == 0 || !w.known {
+		return
+	}
+	if abs := a.resolve(w.text); abs != "" && a.downloaded[abs] {
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("runs %s, which an earlier command downloaded: code from the network", quoteWord(w.text)), Rule: "runs-download",
+			Alternative: "download, read the file, then run it as a separate step"})
 	}
 }
 

@@ -69,6 +69,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.fileWrites(seg, name, words)
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
+	a.runsDownload(seg, words[0])
 	a.codeFiles(seg, name, words)
 	if a.r.Safe[name] == nil {
 		// Programs of the safe table have models of their own.
@@ -581,6 +582,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 		}
 		if script.text != "/dev/stdin" {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the script %s, whose contents are not checked", quoteWord(script.shown())), Rule: "script-file", Coverable: a.workspaceFile(script)})
+			a.runsDownload(seg, script)
 			a.flows(seg, name, words)
 			a.redirects(seg, s, f)
 			a.push(seg)
@@ -721,6 +723,7 @@ func (a *analyzer) source(seg *Segment, name string, words []word, s *syntax.Stm
 
 // trap parses the handler of `trap HANDLER SIGNAL…`: it runs later.
 func (a *analyzer) trap(seg *Segment, words []word, s *syntax.Stmt, f frame) bool {
+	a.applyRules(seg, "trap", words) // trap '' INT: signals ignored
 	args := words[1:]
 	if len(args) > 0 && args[0].text == "--" {
 		args = args[1:]
@@ -856,6 +859,7 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 				return false
 			}
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s program %s, whose code is not checked", spec.Language, quoteWord(t)), Rule: "script-file", Coverable: a.workspaceFile(w)})
+			a.runsDownload(seg, w)
 			return false
 		}
 		if takesValue(t, withValue) {

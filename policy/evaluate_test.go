@@ -160,6 +160,52 @@ func TestDcgAgreement(t *testing.T) {
 	assert.GreaterOrEqual(t, pct(allowNotDangerous, allow), 95.0)
 }
 
+// TestShellfirmAgreement measures execgate against the labels of a second
+// peer corpus (shared/corpora/shellfirm.tsv): BLOCK (shellfirm's High and
+// Critical checks) must not be safe and should be dangerous; ASK must not be
+// safe; ALLOW (no shellfirm pattern matches, often a typo) should not be
+// dangerous. The figures go in the README; the floors keep them from sliding.
+func TestShellfirmAgreement(t *testing.T) {
+	path := sharedCorpus("shellfirm.tsv")
+	if path == "" {
+		t.Skip("peer corpus shellfirm.tsv not present")
+	}
+	e := testEngine(t)
+	count := map[string]map[Risk]int{}
+	readTSV(t, path, func(line int, cols []string) {
+		require.Len(t, cols, 3, "shellfirm.tsv:%d", line)
+		var command string
+		require.NoError(t, json.Unmarshal([]byte(cols[2]), &command), "shellfirm.tsv:%d", line)
+		res := analyzeForTest(e, command)
+		if count[cols[0]] == nil {
+			count[cols[0]] = map[Risk]int{}
+		}
+		count[cols[0]][res.Risk]++
+		switch {
+		case cols[0] != "ALLOW" && res.Risk == Safe:
+			t.Logf("shellfirm %s, execgate calls safe: %q", cols[0], command)
+		case cols[0] == "BLOCK" && res.Risk != Dangerous:
+			t.Logf("shellfirm BLOCK, execgate calls %s: %q", res.Risk, command)
+		case cols[0] == "ALLOW" && res.Risk == Dangerous:
+			t.Logf("shellfirm ALLOW, execgate calls dangerous: %q: %s", command, strings.Join(res.Reasons, "; "))
+		}
+	})
+	pct := func(label string, r Risk) float64 {
+		total := 0
+		for _, n := range count[label] {
+			total += n
+		}
+		return 100 * float64(count[label][r]) / float64(total)
+	}
+	t.Logf("shellfirm BLOCK: dangerous %.1f%%, safe %.1f%%", pct("BLOCK", Dangerous), pct("BLOCK", Safe))
+	t.Logf("shellfirm ASK: safe %.1f%%", pct("ASK", Safe))
+	t.Logf("shellfirm ALLOW: dangerous %.1f%%", pct("ALLOW", Dangerous))
+	assert.Zero(t, count["BLOCK"][Safe], "a command shellfirm blocks must not be safe")
+	assert.Zero(t, count["ASK"][Safe], "a command shellfirm asks about must not be safe")
+	assert.GreaterOrEqual(t, pct("BLOCK", Dangerous), 85.0, "issue 14's goal: peer refuses → dangerous")
+	assert.LessOrEqual(t, pct("ALLOW", Dangerous), 15.0, "ALLOW lines are regex negatives, not harmless commands; keep the drift visible")
+}
+
 // TestInvalidDenylistDenies: a denylist entry that does not compile
 // cannot be checked, so nothing is allowed while it is there.
 func TestInvalidDenylistDenies(t *testing.T) {

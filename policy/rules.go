@@ -164,7 +164,9 @@ type rule struct {
 	// Programs are program names, or path.Match patterns (mkfs.*).
 	Programs []string `json:"programs"`
 	// Sub: the first positionals must be one of these ("stash drop"); a
-	// part "*" stands for any word known statically (ssh HOST COMMAND).
+	// part "*" stands for any word known statically (ssh HOST COMMAND), and
+	// a part with glob characters or "|" is a set of path.Match patterns
+	// ("delete-*|terminate-*").
 	Sub []string `json:"sub"`
 	// Options: every group must have one of its options present.
 	Options [][]string `json:"options"`
@@ -212,10 +214,22 @@ type rule struct {
 	//	config     loads configuration or hooks that can run code
 	//
 	// Such rules are firm (or dangerous).
-	Effect   string   `json:"effect"`
-	Match    []string `json:"match"`
-	NotMatch []string `json:"notMatch"`
+	Effect string `json:"effect"`
+	// Alternative is a safer way to get the same work done, shown with the
+	// reason by `execgate check` ("git push --force-with-lease").
+	Alternative string `json:"alternative"`
+	// Source names the public documentation the entry rests on: a manual
+	// page, a MITRE ATT&CK technique, a GTFOBins function.
+	Source string `json:"source"`
+	// DynamicDangerous keeps a dangerous rule dangerous when it matches
+	// only maybe because an operand is known at run time: for a recursive
+	// delete, an unknown target is as bad as the worst one it could be.
+	DynamicDangerous bool     `json:"dynamicDangerous"`
+	Match            []string `json:"match"`
+	NotMatch         []string `json:"notMatch"`
 
+	subOnce     sync.Once
+	subSplit    [][]string
 	once        sync.Once
 	compileErr  error
 	text        *regexp.Regexp
@@ -225,6 +239,18 @@ type rule struct {
 	argSets     []string
 	anyGlobs    []*glob.Pattern
 	anySets     []string
+}
+
+// subParts returns Sub with each alternative split into its words, split
+// once: matching runs for every rule of a program on every command.
+func (ru *rule) subParts() [][]string {
+	ru.subOnce.Do(func() {
+		ru.subSplit = make([][]string, len(ru.Sub))
+		for i, alt := range ru.Sub {
+			ru.subSplit[i] = strings.Fields(alt)
+		}
+	})
+	return ru.subSplit
 }
 
 // codeRule recognizes a call in inline code and the shell command it
@@ -240,7 +266,9 @@ type codeRule struct {
 	Reason string `json:"reason"`
 	// Risk, when set, is the risk of the call itself, whatever its
 	// argument (file deletion from inline code).
-	Risk     Risk     `json:"risk"`
+	Risk Risk `json:"risk"`
+	// Source names the public documentation the entry rests on.
+	Source   string   `json:"source"`
 	Match    []string `json:"match"`
 	NotMatch []string `json:"notMatch"`
 

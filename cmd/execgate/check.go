@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -275,12 +276,15 @@ type resultJSON struct {
 }
 
 type segmentJSON struct {
-	Text      string      `json:"text"`
-	Argv      []string    `json:"argv"`
-	Risk      policy.Risk `json:"risk"`
-	Reasons   []string    `json:"reasons"`
-	Allowlist *string     `json:"allowlist"`
-	Denylist  *string     `json:"denylist"`
+	Text    string      `json:"text"`
+	Argv    []string    `json:"argv"`
+	Risk    policy.Risk `json:"risk"`
+	Reasons []string    `json:"reasons"`
+	// Alternatives are the safer ways to do the same work that the rules
+	// behind the reasons name.
+	Alternatives []string `json:"alternatives,omitempty"`
+	Allowlist    *string  `json:"allowlist"`
+	Denylist     *string  `json:"denylist"`
 }
 
 func toJSON(r policy.Result) resultJSON {
@@ -296,6 +300,9 @@ func toJSON(r policy.Result) resultJSON {
 		sj := segmentJSON{Text: s.Text, Argv: s.Argv, Risk: s.Risk, Reasons: []string{}}
 		for _, reason := range s.Reasons {
 			sj.Reasons = append(sj.Reasons, reason.Text)
+			if reason.Alternative != "" && !slices.Contains(sj.Alternatives, reason.Alternative) {
+				sj.Alternatives = append(sj.Alternatives, reason.Alternative)
+			}
 		}
 		if s.Allowlist != "" {
 			sj.Allowlist = &s.Allowlist
@@ -359,7 +366,7 @@ func writeExplanation(w io.Writer, r policy.Result, p config.Policy, color bool)
 			fmt.Fprintf(w, "      via:  %s\n", strings.Join(s.Wrappers, " → "))
 		}
 		for _, reason := range s.Reasons {
-			fmt.Fprintf(w, "      - %s\n", display.Escape(reason.Text))
+			writeReason(w, reason)
 		}
 		switch {
 		case s.Denylist != "":
@@ -369,6 +376,20 @@ func writeExplanation(w io.Writer, r policy.Result, p config.Policy, color bool)
 		case s.Covered:
 			fmt.Fprintln(w, "      read-only (autoAllowSafe)")
 		}
+	}
+}
+
+// writeReason prints one reason with the rule behind it, so that a person
+// can look the rule up (rules.json, docs/calibration.md), and the safer way
+// to do the same work when the rule knows one.
+func writeReason(w io.Writer, r policy.Reason) {
+	if r.Rule != "" {
+		fmt.Fprintf(w, "      - %s [%s]\n", display.Escape(r.Text), r.Rule)
+	} else {
+		fmt.Fprintf(w, "      - %s\n", display.Escape(r.Text))
+	}
+	if r.Alternative != "" {
+		fmt.Fprintf(w, "        instead: %s\n", display.Escape(r.Alternative))
 	}
 }
 
