@@ -55,6 +55,14 @@ type Segment struct {
 	words   []word   // Argv as evaluated words
 	context []string // the nested shells and functions around it
 	unsafe  bool     // a safe program's arguments made it unsafe (never coverable)
+	// credsModelled is set when a read-only model looked for credential
+	// files among every argument, knowing which options read only a
+	// file's public part (openssl x509 -in): the generic look in flows
+	// is not repeated.
+	credsModelled bool
+	// networkQuery is set when a read-only model with Query proved the
+	// command a query of the program's own service (gh pr list).
+	networkQuery bool
 	// decorated is set when the command does more than run its words:
 	// assignments before it or redirections on it. An exact pattern names
 	// the words only, so it cannot waive what these do (see exactCovers).

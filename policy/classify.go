@@ -70,8 +70,10 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
 	a.codeFiles(seg, name, words)
-	if a.r.Safe[name] == nil {
-		// Programs of the safe table have models of their own.
+	if a.r.Safe[name] == nil || !safe {
+		// A model of the safe table that proved the command read-only
+		// knows what its arguments are; otherwise what the program does
+		// with a sensitive path is not known.
 		a.sensitiveArgs(seg, name, words)
 	}
 	if !safe && seg.Risk == Safe {
