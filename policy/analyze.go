@@ -643,6 +643,9 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 			return
 		}
 	}
+	if inertProgramValue(target, as) {
+		return // GIT_EDITOR=true, GIT_PAGER=cat: the program run does nothing
+	}
 	a.checkVar(seg, target)
 	if as.Value != nil {
 		if v := evalWord(as.Value); v.known && strings.Contains(v.text, "[") && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`")) {
@@ -931,4 +934,28 @@ func (seg *Segment) setArgv(words []word) {
 // programName is the name rules use for argv[0]: its base name.
 func programName(argv0 string) string {
 	return path.Base(argv0)
+}
+
+// programVars name a program that git, man and others run with a file or
+// their output (through sh -c, with arguments appended): the editor and
+// the pager.
+var programVars = map[string]bool{
+	"EDITOR": true, "VISUAL": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
+	"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true,
+}
+
+// inertPrograms do nothing with the file they are given as an editor (true,
+// :) or only copy their input as a pager (cat). Anything else, a path or a
+// word with arguments, runs something.
+var inertPrograms = map[string]bool{"true": true, ":": true, "cat": true}
+
+// inertProgramValue reports whether as sets an editor or pager variable to
+// an inert program, a literal single word: git runs GIT_EDITOR=true as
+// `true FILE`, which does nothing (git-var(1)).
+func inertProgramValue(name string, as *syntax.Assign) bool {
+	if !programVars[name] || as.Value == nil || as.Append || as.Index != nil || as.Array != nil {
+		return false
+	}
+	v := evalWord(as.Value)
+	return v.known && len(v.subst) == 0 && inertPrograms[v.text]
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/execgate/execgate/internal/display"
@@ -897,10 +898,17 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 		}
 		for _, m := range matches {
 			arg := m[len(m)-1]
-			if cr.Risk > Safe {
+			if cr.Risk > Safe && cr.Shell == "" && a.workspaceLiteral(firstLiteralArg(arg)) {
+				// rmSync('dist', {recursive: true}): the rule that reads
+				// the literal path (as rm -rf dist) judges it.
+				continue
+			}
+			if cr.Risk > Safe && !(cr.Shell != "" && a.workspaceLiteral(arg)) {
 				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID})
 				continue
 			}
+			// A deletion of a plain path inside the workspace (build,
+			// dist/, coverage.xml) weighs what the equivalent rm weighs.
 			var cmd string
 			switch cr.Shell {
 			case "{}":
@@ -1144,3 +1152,35 @@ func (a *analyzer) slotVar(seg *Segment, wrapper, opt string, v word) {
 	a.checkVar(seg, v.text)
 	a.envVar(seg, v.text, nil)
 }
+
+// workspacePathText is a plain relative path: no expansion Python, Node or
+// Ruby could perform, no glob, no quoting.
+var workspacePathText = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.@+-]*(/[A-Za-z0-9_.@+-]+)*/?$`)
+
+// workspaceLiteral reports whether p, a string literal of inline code, is
+// a plain relative path below the workspace: not the workspace itself, not
+// above it (..), not absolute, not ~ (which these languages do not
+// expand, but nothing proves harmless).
+func (a *analyzer) workspaceLiteral(p string) bool {
+	if !workspacePathText.MatchString(p) {
+		return false
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
+		if part == ".." || part == "." {
+			return false
+		}
+	}
+	return a.workspace != "" && a.workspaceFile(word{text: p, known: true})
+}
+
+// firstLiteralArg returns the first argument of the call in code when it
+// is a string literal ('dist' in rmSync('dist', …)), or "".
+func firstLiteralArg(code string) string {
+	m := firstLiteral.FindStringSubmatch(code)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var firstLiteral = regexp.MustCompile("^[^(]*\\(\\s*['\"`]([^'\"`]*)['\"`]\\s*[,)]")

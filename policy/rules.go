@@ -294,7 +294,10 @@ type rule struct {
 	//	config     loads configuration or hooks that can run code
 	//
 	// Such rules are firm (or dangerous).
-	Effect   string   `json:"effect"`
+	Effect string `json:"effect"`
+	// Source is the public documentation the rule rests on (a manual
+	// page, GTFOBins, a MITRE ATT&CK technique).
+	Source   string   `json:"source"`
 	Match    []string `json:"match"`
 	NotMatch []string `json:"notMatch"`
 
