@@ -61,7 +61,8 @@ type Segment struct {
 	// is not repeated.
 	credsModelled bool
 	// networkQuery is set when a read-only model with Query proved the
-	// command a query of the program's own service (gh pr list).
+	// command a query of the program's own service (gh pr list), or when
+	// the command only prints its version or help.
 	networkQuery bool
 	// decorated is set when the command does more than run its words:
 	// assignments before it or redirections on it. An exact pattern names

@@ -34,6 +34,7 @@ func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 	// programs modelled here as for the others.
 	if len(words) == 2 && words[1].known && (words[1].text == "--version" || words[1].text == "--help") &&
 		!strings.Contains(words[0].text, "/") {
+		seg.networkQuery = true // prints and exits without reaching the network (gh --version)
 		return true
 	}
 	spec := a.r.Safe[name]
@@ -125,7 +126,9 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 	ops := v.operands()
 	if spec.Sub != nil {
 		if len(ops) == 0 {
-			return ok && spec.Sub[""] != nil
+			// gh pr --help prints the subcommand's help and exits.
+			helpOnly := len(args) == 1 && args[0].known && args[0].text == "--help"
+			return ok && (spec.Sub[""] != nil || helpOnly)
 		}
 		sub := ops[0]
 		subSpec := spec.subSpec(sub.text)
@@ -134,7 +137,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s may be the value of %s, not a subcommand", label, sub.text, prev), Rule: "not-read-only", Coverable: true})
 			return false
 		}
-		if subSpec == nil && sub.known && contains(spec.Groups, sub.text) {
+		if subSpec == nil && sub.known && spec.isGroup(sub.text, releaseTrackOnly(strings.TrimPrefix(label, program))) {
 			// A command group (gcloud compute instances …): the verb
 			// comes later, under the same model.
 			return a.safeArgs(seg, program, label+" "+sub.text, spec, args[idx+1:]) && ok
@@ -232,11 +235,11 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 	case "local-chart":
 		// A chart named by a path is read from the workspace; any other
 		// name (repo/chart, oci://…, a URL) is fetched from the network.
-		for _, o := range ops {
-			if !o.known || !(o.text == "." || strings.HasPrefix(o.text, "./")) {
+		// The chart is the last operand (helm template [NAME] CHART).
+		if len(ops) > 0 {
+			if o := ops[len(ops)-1]; !o.known || !(o.text == "." || strings.HasPrefix(o.text, "./")) {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s may fetch the chart from the network (a local chart is written ./DIR)", label, o.text), Rule: "not-read-only", Coverable: true})
 				ok = false
-				break
 			}
 		}
 	case "docker-inspect":
@@ -1211,6 +1214,17 @@ func (a *analyzer) namesRemoteHost(info programInfo, args []word) bool {
 		if colon > 0 && !strings.Contains(t[:colon], "/") {
 			return true // host:path, host::module, rsync://host/, [user@]host:
 		}
+	}
+	return false
+}
+
+// releaseTrackOnly reports whether the words a model has consumed after the
+// program are at most a release track (gcloud beta …), which leaves the
+// next word in first position.
+func releaseTrackOnly(consumed string) bool {
+	switch strings.TrimSpace(consumed) {
+	case "", "alpha", "beta", "preview":
+		return true
 	}
 	return false
 }

@@ -846,6 +846,10 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		}
 		if m := matchingSpecIn(spec.ModuleOptions, t, withValue); m != "" {
 			if mod, ok := optionArgument(args, &i, m); ok {
+				if mod.known && testRunnerModule(spec.Language, mod.text) && !a.wroteModule(mod.text) {
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the workspace's tests with the %s module %s, whose code is not checked", spec.Language, mod.text), Rule: workspaceRunnerRule, Coverable: true})
+					return false
+				}
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.text)), Rule: "script-file", Coverable: mod.known && !a.wroteModule(mod.text)})
 				return false
 			}
@@ -856,6 +860,12 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		if !isOption(t) {
 			if spec.ProgramArg {
 				a.inlineCode(seg, name, t)
+				return false
+			}
+			if spec.Language == "python" && path.Base(t) == "manage.py" && a.workspaceFile(w) &&
+				i+1 < len(args) && args[i+1].known && args[i+1].text == "test" {
+				// Django's test runner: the workspace's own tests.
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the workspace's tests with %s test, whose code is not checked", t), Rule: workspaceRunnerRule, Coverable: true})
 				return false
 			}
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s program %s, whose code is not checked", spec.Language, quoteWord(t)), Rule: "script-file", Coverable: a.workspaceFile(w)})
@@ -1184,3 +1194,10 @@ func firstLiteralArg(code string) string {
 }
 
 var firstLiteral = regexp.MustCompile("^[^(]*\\(\\s*['\"`]([^'\"`]*)['\"`]\\s*[,)]")
+
+// testRunnerModule reports whether python -m MODULE runs the workspace's
+// tests (pytest, unittest): a workspace runner rather than a module run
+// for its own sake.
+func testRunnerModule(language, module string) bool {
+	return language == "python" && (module == "pytest" || module == "unittest")
+}

@@ -178,7 +178,10 @@ type safeSpec struct {
 	// (gcloud compute instances list): any run of them may come before a
 	// subcommand of Sub. Words not listed here stop the model, so a leaf
 	// command whose operand happens to be "list" (gcloud compute ssh
-	// list) is never taken for a group.
+	// list) is never taken for a group. Only nouns belong here; a word
+	// written ^run is a group only right after the program (gcloud run
+	// services list), because elsewhere it is a leaf command (gcloud
+	// dataflow jobs run NAME).
 	Groups []string `json:"groups"`
 	// PublicInputs are options whose file is read only for its public
 	// part (openssl x509 -in reads a certificate and never prints a
@@ -572,4 +575,15 @@ func setOf(list []string) map[string]bool {
 		m[s] = true
 	}
 	return m
+}
+
+// isGroup reports whether word is one of the spec's command groups at this
+// position: first says it comes right after the program.
+func (s *safeSpec) isGroup(word string, first bool) bool {
+	for _, g := range s.Groups {
+		if g == word || first && g == "^"+word {
+			return true
+		}
+	}
+	return false
 }

@@ -476,6 +476,13 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 					"list-versions-by-function":  &safeSpec{Secret: "prints the functions' environment variables, which often hold secrets"},
 				},
 				},
+				"logs": &safeSpec{Sub: map[string]*safeSpec{
+					"describe-*":        &safeSpec{Check: "aws"},
+					"filter-log-events": &safeSpec{Check: "aws"},
+					"get-*":             &safeSpec{Check: "aws"},
+					"list-*":            &safeSpec{Check: "aws"},
+				},
+				},
 				"rds": &safeSpec{Sub: map[string]*safeSpec{
 					"describe-*":             &safeSpec{Check: "aws"},
 					"generate-db-auth-token": &safeSpec{Secret: "prints a database token"},
@@ -536,10 +543,13 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 		},
 		"az": &safeSpec{Sub: map[string]*safeSpec{
 			"account": &safeSpec{Sub: map[string]*safeSpec{
-				"get-access-token": &safeSpec{Secret: "prints an access token"},
-				"list":             &safeSpec{},
-				"list-locations":   &safeSpec{},
-				"show":             &safeSpec{},
+				"generate-sas":           &safeSpec{Secret: "prints a shared access signature"},
+				"get-access-token":       &safeSpec{Secret: "prints an access token"},
+				"keys":                   &safeSpec{Secret: "prints access keys"},
+				"list":                   &safeSpec{},
+				"list-locations":         &safeSpec{},
+				"show":                   &safeSpec{},
+				"show-connection-string": &safeSpec{Secret: "prints a connection string with its key"},
 				"subscription": &safeSpec{Sub: map[string]*safeSpec{
 					"list": &safeSpec{},
 					"show": &safeSpec{},
@@ -575,7 +585,7 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 			"show-connection-string":      &safeSpec{Secret: "prints a connection string with its key"},
 			"version":                     &safeSpec{},
 		},
-			Groups: []string{"account", "acr", "ad", "aks", "apim", "appconfig", "appservice", "plan", "backup", "batch", "bot", "cdn", "cognitiveservices", "container", "containerapp", "cosmosdb", "deployment", "group", "sub", "disk", "eventgrid", "eventhubs", "namespace", "eventhub", "extension", "feature", "functionapp", "identity", "image", "iot", "hub", "keyvault", "lock", "login", "monitor", "log-analytics", "workspace", "mysql", "flexible-server", "server", "network", "vnet", "subnet", "nsg", "rule", "public-ip", "lb", "nic", "dns", "zone", "record-set", "policy", "assignment", "definition", "postgres", "provider", "redis", "resource", "role", "search", "servicebus", "queue", "topic", "sig", "snapshot", "sql", "db", "staticwebapp", "storage", "blob", "container-rg", "share", "vm", "vmss", "webapp", "deployment-slot", "slot", "location", "tag", "ml", "synapse", "repo", "pipelines", "boards", "devops", "project", "ad-user", "user", "app", "sp", "signed-in-user"},
+			Groups: []string{"account", "acr", "ad", "aks", "apim", "appconfig", "appservice", "plan", "backup", "batch", "bot", "cdn", "cognitiveservices", "config", "container", "containerapp", "cosmosdb", "deployment", "group", "disk", "eventgrid", "eventhubs", "namespace", "eventhub", "extension", "feature", "functionapp", "identity", "image", "iot", "hub", "keyvault", "lock", "monitor", "log-analytics", "workspace", "mysql", "flexible-server", "server", "network", "vnet", "subnet", "nsg", "rule", "public-ip", "lb", "nic", "dns", "zone", "record-set", "policy", "assignment", "definition", "postgres", "provider", "redis", "resource", "role", "search", "servicebus", "queue", "topic", "sig", "snapshot", "sql", "db", "staticwebapp", "storage", "blob", "share", "vm", "vmss", "webapp", "deployment-slot", "slot", "tag", "ml", "synapse", "repo", "pipelines", "boards", "devops", "project", "user", "app", "sp", "signed-in-user"},
 			Source: "https://learn.microsoft.com/en-us/cli/azure/reference-index",
 		},
 		"b2sum":  &safeSpec{},
@@ -804,7 +814,7 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 				"print-identity-token": &safeSpec{Secret: "prints an identity token"},
 				"version":              &safeSpec{},
 			},
-			Groups: []string{"alpha", "beta", "access-context-manager", "addresses", "ai", "ai-platform", "alloydb", "api-gateway", "apis", "app", "artifacts", "asset", "backend-buckets", "backend-services", "batch", "bigtable", "billing", "accounts", "builds", "triggers", "compute", "composer", "environments", "configurations", "dataflow", "jobs", "dataproc", "batches", "databases", "datastore", "deploy", "delivery-pipelines", "deployment-manager", "deployments", "disks", "dns", "managed-zones", "record-sets", "domains", "endpoints", "services", "eventarc", "filestore", "instances", "firebase", "firestore", "indexes", "firewall-rules", "folders", "forwarding-rules", "functions", "healthchecks", "health-checks", "iam", "roles", "service-accounts", "images", "instance-groups", "instance-templates", "managed", "kms", "keyrings", "locations", "logging", "logs", "sinks", "memcache", "metrics", "monitoring", "policies", "dashboards", "networks", "subnets", "node-pools", "notebooks", "operations", "organizations", "projects", "pubsub", "topics", "subscriptions", "redis", "regions", "zones", "repositories", "packages", "tags", "versions", "revisions", "routes", "routers", "run", "scheduler", "secrets", "source", "repos", "spanner", "sql", "backups", "storage", "buckets", "objects", "tasks", "queues", "workflows", "executions", "workstations", "snapshots", "target-pools", "ssl-certificates", "url-maps", "machine-types", "accelerator-types", "components", "services", "vpc-access", "connectors", "workload-identity-pools", "providers"},
+			Groups: []string{"^alpha", "^beta", "^run", "^deploy", "^source", "container", "access-context-manager", "addresses", "ai", "ai-platform", "alloydb", "api-gateway", "apis", "app", "artifacts", "asset", "backend-buckets", "backend-services", "batch", "bigtable", "billing", "accounts", "builds", "triggers", "compute", "composer", "environments", "configurations", "dataflow", "jobs", "dataproc", "batches", "databases", "datastore", "delivery-pipelines", "deployment-manager", "deployments", "disks", "dns", "managed-zones", "record-sets", "domains", "endpoints", "services", "eventarc", "filestore", "instances", "firebase", "firestore", "indexes", "firewall-rules", "folders", "forwarding-rules", "functions", "healthchecks", "health-checks", "iam", "roles", "service-accounts", "images", "instance-groups", "instance-templates", "managed", "kms", "keyrings", "locations", "logging", "logs", "sinks", "memcache", "metrics", "monitoring", "policies", "dashboards", "networks", "subnets", "node-pools", "notebooks", "operations", "organizations", "projects", "pubsub", "topics", "subscriptions", "redis", "regions", "zones", "repositories", "packages", "tags", "versions", "revisions", "routes", "routers", "scheduler", "secrets", "repos", "spanner", "sql", "backups", "storage", "buckets", "objects", "tasks", "queues", "workflows", "executions", "workstations", "snapshots", "target-pools", "ssl-certificates", "url-maps", "machine-types", "accelerator-types", "components", "vpc-access", "connectors", "workload-identity-pools"},
 			Source: "https://cloud.google.com/sdk/gcloud/reference",
 		},
 		"getconf": &safeSpec{Inert: true},
@@ -1378,7 +1388,8 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 			"fmt": &safeSpec{Deny: map[string]string{
 				"-write=true": "rewrites files",
 			},
-				Only: []string{"-check", "-diff", "-recursive", "-list=*", "-no-color", "-write=false"},
+				Only:  []string{"-check", "-diff", "-recursive", "-list=*", "-no-color", "-write=false"},
+				Check: "fmt-check",
 			},
 			"output": &safeSpec{Deny: map[string]string{
 				"-json": "prints sensitive values in plain text",
@@ -1409,7 +1420,8 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 			"fmt": &safeSpec{Deny: map[string]string{
 				"-write=true": "rewrites files",
 			},
-				Only: []string{"-check", "-diff", "-recursive", "-list=*", "-no-color", "-write=false"},
+				Only:  []string{"-check", "-diff", "-recursive", "-list=*", "-no-color", "-write=false"},
+				Check: "fmt-check",
 			},
 			"output": &safeSpec{Deny: map[string]string{
 				"-json": "prints sensitive values in plain text",
