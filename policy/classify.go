@@ -71,10 +71,11 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
 	a.codeFiles(seg, name, words)
-	if a.r.Safe[name] == nil || !safe {
+	if a.r.Safe[name] == nil || !safe && !seg.unsafe {
 		// A model of the safe table that proved the command read-only
-		// knows what its arguments are; otherwise what the program does
-		// with a sensitive path is not known.
+		// knows what its arguments are, and one that found a firm reason
+		// has said what matters; otherwise what the program does with a
+		// sensitive path is not known.
 		a.sensitiveArgs(seg, name, words)
 	}
 	if !safe && seg.Risk == Safe {
@@ -178,7 +179,10 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		// env takes every word with a = in it as NAME=VALUE, whatever
 		// NAME holds (BASH_FUNC_ls%%=… exports a function).
 		for ; i < len(args) && args[i].known && strings.Contains(args[i].text, "=") && !strings.HasPrefix(args[i].text, "="); i++ {
-			n, _, _ := strings.Cut(args[i].text, "=")
+			n, v, _ := strings.Cut(args[i].text, "=")
+			if programVars[n] && inertPrograms[v] {
+				continue // env GIT_EDITOR=true: as the prefix assignment
+			}
 			a.checkVar(seg, n)
 			a.envVar(seg, n, nil)
 		}
