@@ -388,12 +388,39 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 					"list-*":               &safeSpec{Check: "aws"},
 				},
 				},
+				"amplify": &safeSpec{Sub: map[string]*safeSpec{
+					"get-*":         &safeSpec{Check: "aws"},
+					"get-app":       &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+					"get-branch":    &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+					"list-*":        &safeSpec{Check: "aws"},
+					"list-apps":     &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+					"list-branches": &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+				},
+				},
 				"apigateway": &safeSpec{Sub: map[string]*safeSpec{
 					"get-*": &safeSpec{Deny: map[string]string{
 						"--include-values": "prints API key values (--include-value, --include-values)",
 					},
 						Check: "aws",
 					},
+				},
+				},
+				"apprunner": &safeSpec{Sub: map[string]*safeSpec{
+					"describe-*":       &safeSpec{Check: "aws"},
+					"describe-service": &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+					"list-*":           &safeSpec{Check: "aws"},
+				},
+				},
+				"appsync": &safeSpec{Sub: map[string]*safeSpec{
+					"get-*":         &safeSpec{Check: "aws"},
+					"list-*":        &safeSpec{Check: "aws"},
+					"list-api-keys": &safeSpec{Secret: "prints the API keys"},
+				},
+				},
+				"batch": &safeSpec{Sub: map[string]*safeSpec{
+					"describe-*":               &safeSpec{Check: "aws"},
+					"describe-job-definitions": &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+					"list-*":                   &safeSpec{Check: "aws"},
 				},
 				},
 				"codeartifact": &safeSpec{Sub: map[string]*safeSpec{
@@ -409,6 +436,12 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 					"get-open-id-token":                        &safeSpec{Secret: "prints a token"},
 					"get-open-id-token-for-developer-identity": &safeSpec{Secret: "prints a token"},
 					"list-*": &safeSpec{Check: "aws"},
+				},
+				},
+				"cognito-idp": &safeSpec{Sub: map[string]*safeSpec{
+					"describe-*":                &safeSpec{Check: "aws"},
+					"describe-user-pool-client": &safeSpec{Secret: "prints the app client's secret"},
+					"list-*":                    &safeSpec{Check: "aws"},
 				},
 				},
 				"configure": &safeSpec{Sub: map[string]*safeSpec{
@@ -451,6 +484,20 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 					"describe-*": &safeSpec{Check: "aws"},
 					"get-token":  &safeSpec{Secret: "prints a cluster token"},
 					"list-*":     &safeSpec{Check: "aws"},
+				},
+				},
+				"elasticbeanstalk": &safeSpec{Sub: map[string]*safeSpec{
+					"describe-*":                      &safeSpec{Check: "aws"},
+					"describe-configuration-settings": &safeSpec{Secret: "prints environment variables, which often hold secrets"},
+					"list-*":                          &safeSpec{Check: "aws"},
+				},
+				},
+				"glue": &safeSpec{Sub: map[string]*safeSpec{
+					"describe-*":      &safeSpec{Check: "aws"},
+					"get-*":           &safeSpec{Check: "aws"},
+					"get-connection":  &safeSpec{Secret: "prints the connection's properties, its password included (unless --hide-password)"},
+					"get-connections": &safeSpec{Secret: "prints the connections' properties, passwords included (unless --hide-password)"},
+					"list-*":          &safeSpec{Check: "aws"},
 				},
 				},
 				"iam": &safeSpec{Sub: map[string]*safeSpec{
@@ -805,12 +852,22 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 					"list":      &safeSpec{},
 				},
 				},
-				"describe":             &safeSpec{MaxPositionals: new(1)},
+				"describe": &safeSpec{MaxPositionals: new(1)},
+				"functions": &safeSpec{Sub: map[string]*safeSpec{
+					"describe": &safeSpec{Secret: "prints the function, its environment variables included, which often hold secrets"},
+					"list":     &safeSpec{},
+				},
+				},
 				"generate-login-token": &safeSpec{Secret: "prints a database login token"},
 				"get-credentials":      &safeSpec{Secret: "fetches the cluster's credentials into the kubeconfig"},
 				"info": &safeSpec{Deny: map[string]string{
 					"--run-diagnostics": "runs network diagnostics",
 					"--show-log":        "prints the last log file",
+				},
+				},
+				"jobs": &safeSpec{Sub: map[string]*safeSpec{
+					"describe": &safeSpec{Secret: "prints the job, its environment variables included, which often hold secrets"},
+					"list":     &safeSpec{},
 				},
 				},
 				"keys": &safeSpec{Sub: map[string]*safeSpec{
@@ -820,7 +877,12 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 				"list":                 &safeSpec{},
 				"print-access-token":   &safeSpec{Secret: "prints an access token"},
 				"print-identity-token": &safeSpec{Secret: "prints an identity token"},
-				"version":              &safeSpec{},
+				"services": &safeSpec{Sub: map[string]*safeSpec{
+					"describe": &safeSpec{Secret: "prints the service, its containers' environment variables included, which often hold secrets"},
+					"list":     &safeSpec{},
+				},
+				},
+				"version": &safeSpec{},
 			},
 			Groups: []string{"^alpha", "^beta", "^run", "^deploy", "^source", "container", "access-context-manager", "addresses", "ai", "ai-platform", "alloydb", "api-gateway", "apis", "app", "artifacts", "asset", "backend-buckets", "backend-services", "batch", "bigtable", "billing", "accounts", "builds", "triggers", "compute", "composer", "environments", "configurations", "dataflow", "jobs", "dataproc", "batches", "databases", "datastore", "delivery-pipelines", "deployment-manager", "deployments", "disks", "dns", "managed-zones", "record-sets", "domains", "endpoints", "services", "eventarc", "filestore", "instances", "firebase", "firestore", "indexes", "firewall-rules", "folders", "forwarding-rules", "functions", "healthchecks", "health-checks", "iam", "roles", "service-accounts", "images", "instance-groups", "instance-templates", "managed", "kms", "keyrings", "locations", "logging", "logs", "sinks", "memcache", "metrics", "monitoring", "policies", "dashboards", "networks", "subnets", "node-pools", "notebooks", "operations", "organizations", "projects", "pubsub", "topics", "subscriptions", "redis", "regions", "zones", "repositories", "packages", "tags", "versions", "revisions", "routes", "routers", "scheduler", "secrets", "repos", "spanner", "sql", "backups", "storage", "buckets", "objects", "tasks", "queues", "workflows", "executions", "workstations", "snapshots", "target-pools", "ssl-certificates", "url-maps", "machine-types", "accelerator-types", "components", "vpc-access", "connectors", "workload-identity-pools"},
 			Source: "https://cloud.google.com/sdk/gcloud/reference",
