@@ -301,13 +301,28 @@ var policyFieldSpecs = [...]fieldSpec{
 			b := v.(bool)
 			f.AutoAllowSafe = &b
 		},
-		fromText: func(s string) any {
-			if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
-				return b
-			}
-			return s
-		},
+		fromText: boolFromText,
 	},
+	{
+		// Off unless set: see DefaultAutoAllowWorkspaceRunners. An invalid
+		// value turns it off, the strictest setting.
+		key: "autoAllowWorkspaceRunners", want: "true or false", strictest: false,
+		check: func(v any) (any, bool) { b, ok := v.(bool); return b, ok },
+		set: func(f *PolicyFields, v any) {
+			b := v.(bool)
+			f.AutoAllowWorkspaceRunners = &b
+		},
+		fromText: boolFromText,
+	},
+}
+
+// boolFromText turns the command-line words true and false into JSON
+// booleans; anything else stays text, which the field's check refuses.
+func boolFromText(s string) any {
+	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
+		return b
+	}
+	return s
 }
 
 func checkTimeout(v any) (any, bool) {

@@ -51,6 +51,11 @@ const (
 	DefaultAskFallback   = SecurityDeny
 	DefaultTimeoutMs     = 60000
 	DefaultAutoAllowSafe = true
+	// DefaultAutoAllowWorkspaceRunners is off: running the workspace's own
+	// tests and builds runs code nobody has read (a test file, a build
+	// script, a dependency's install hook), so a person is asked unless
+	// they opt in.
+	DefaultAutoAllowWorkspaceRunners = false
 )
 
 // Policy is the fully resolved policy for one agent: every field set.
@@ -60,6 +65,10 @@ type Policy struct {
 	AskFallback   Security `json:"askFallback"`
 	TimeoutMs     int      `json:"timeoutMs"`
 	AutoAllowSafe bool     `json:"autoAllowSafe"`
+	// AutoAllowWorkspaceRunners lets commands that only run the
+	// workspace's own code (npm test, go test, make, pytest) run without
+	// asking.
+	AutoAllowWorkspaceRunners bool `json:"autoAllowWorkspaceRunners"`
 }
 
 // BuiltinPolicy returns the policy used when no configuration sets anything.
@@ -70,6 +79,8 @@ func BuiltinPolicy() Policy {
 		AskFallback:   DefaultAskFallback,
 		TimeoutMs:     DefaultTimeoutMs,
 		AutoAllowSafe: DefaultAutoAllowSafe,
+
+		AutoAllowWorkspaceRunners: DefaultAutoAllowWorkspaceRunners,
 	}
 }
 
@@ -81,6 +92,8 @@ type PolicyFields struct {
 	AskFallback   Security `json:"askFallback,omitempty"`
 	TimeoutMs     *int     `json:"timeoutMs,omitempty"`
 	AutoAllowSafe *bool    `json:"autoAllowSafe,omitempty"`
+	// AutoAllowWorkspaceRunners is Policy.AutoAllowWorkspaceRunners.
+	AutoAllowWorkspaceRunners *bool `json:"autoAllowWorkspaceRunners,omitempty"`
 }
 
 // AgentConfig is the "agents" map's value: policy fields plus pattern lists,
@@ -175,6 +188,9 @@ func (f PolicyFields) apply(p Policy) Policy {
 	}
 	if f.AutoAllowSafe != nil {
 		p.AutoAllowSafe = *f.AutoAllowSafe
+	}
+	if f.AutoAllowWorkspaceRunners != nil {
+		p.AutoAllowWorkspaceRunners = *f.AutoAllowWorkspaceRunners
 	}
 	return p
 }

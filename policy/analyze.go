@@ -58,6 +58,15 @@ type Segment struct {
 	words   []word   // Argv as evaluated words
 	context []string // the nested shells and functions around it
 	unsafe  bool     // a safe program's arguments made it unsafe (never coverable)
+	// credsModelled is set when a read-only model looked for credential
+	// files among every argument, knowing which options read only a
+	// file's public part (openssl x509 -in): the generic look in flows
+	// is not repeated.
+	credsModelled bool
+	// networkQuery is set when a read-only model with Query proved the
+	// command a query of the program's own service (gh pr list), or when
+	// the command only prints its version or help.
+	networkQuery bool
 	// decorated is set when the command does more than run its words:
 	// assignments before it or redirections on it. An exact pattern names
 	// the words only, so it cannot waive what these do (see exactCovers).
@@ -691,6 +700,9 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 			return
 		}
 	}
+	if inertProgramValue(target, as) {
+		return // GIT_EDITOR=true, GIT_PAGER=cat: the program run does nothing
+	}
 	a.checkVar(seg, target)
 	if as.Value != nil {
 		if v := evalWord(as.Value); v.known && strings.Contains(v.text, "[") && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`")) {
@@ -988,4 +1000,28 @@ func (seg *Segment) setArgv(words []word) {
 // programName is the name rules use for argv[0]: its base name.
 func programName(argv0 string) string {
 	return path.Base(argv0)
+}
+
+// programVars name a program that git, man and others run with a file or
+// their output (through sh -c, with arguments appended): the editor and
+// the pager.
+var programVars = map[string]bool{
+	"EDITOR": true, "VISUAL": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
+	"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true,
+}
+
+// inertPrograms do nothing with the file they are given as an editor (true,
+// :) or only copy their input as a pager (cat). Anything else, a path or a
+// word with arguments, runs something.
+var inertPrograms = map[string]bool{"true": true, ":": true, "cat": true}
+
+// inertProgramValue reports whether as sets an editor or pager variable to
+// an inert program, a literal single word: git runs GIT_EDITOR=true as
+// `true FILE`, which does nothing (git-var(1)).
+func inertProgramValue(name string, as *syntax.Assign) bool {
+	if !programVars[name] || as.Value == nil || as.Append || as.Index != nil || as.Array != nil {
+		return false
+	}
+	v := evalWord(as.Value)
+	return v.known && len(v.subst) == 0 && inertPrograms[v.text]
 }

@@ -74,3 +74,10 @@ func BenchmarkNewEngine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvaluateReadOnlyModel is inspection through the read-only models
+// of issue 14: a gcloud query under a release track and command groups, and
+// an aws query whose every parameter is checked.
+func BenchmarkEvaluateReadOnlyModel(b *testing.B) {
+	benchEvaluate(b, `gcloud beta compute instances list --format=json && aws ec2 describe-instances --filters Name=tag:env,Values=prod --query 'Reservations[].Instances[].InstanceId' --output text`, thousandEntries())
+}

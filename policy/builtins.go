@@ -76,13 +76,19 @@ func (a *analyzer) builtinWords(seg *Segment, name string, words []word, f frame
 	}
 	var operands []word
 	args := words[1:]
+	knownOperand := false
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		if w.known && w.text == "--" {
 			operands = append(operands, args[i+1:]...)
 			break
 		}
-		if !w.known || !isOption(w.text) || len(operands) > 0 && spec.numbers {
+		// bash's builtins stop reading options at the first operand
+		// (printf '%s' -vPATH prints -vPATH). After a word only known
+		// at run time, later words are still read as options: that word
+		// may itself be an option.
+		if !w.known || !isOption(w.text) || knownOperand || len(operands) > 0 && spec.numbers {
+			knownOperand = knownOperand || w.known
 			operands = append(operands, w)
 			continue
 		}

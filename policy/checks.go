@@ -31,19 +31,24 @@ func systemProgram(argv0 string) bool {
 // safeProgram is the safe-binary layer: it reports whether the command is
 // read-only, adding reasons when arguments make a known program unsafe.
 func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
+	// PROGRAM --version and PROGRAM --help print and exit, for the
+	// programs modelled here as for the others.
+	if len(words) == 2 && words[1].known && (words[1].text == "--version" || words[1].text == "--help") &&
+		!strings.Contains(words[0].text, "/") {
+		seg.networkQuery = true // prints and exits without reaching the network (gh --version)
+		return true
+	}
 	spec := a.r.Safe[name]
 	if spec == nil {
-		if len(words) == 2 && words[1].known && (words[1].text == "--version" || words[1].text == "--help") &&
-			!strings.Contains(words[0].text, "/") {
-			return true
-		}
 		return false
 	}
 	if !systemProgram(words[0].text) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].shown()), name), Rule: "local-program"})
 		return false
 	}
-	return a.safeArgs(seg, name, name, spec, words[1:])
+	safe := a.safeArgs(seg, name, name, spec, words[1:])
+	seg.networkQuery = safe && spec.Query
+	return safe
 }
 
 // safeArgs checks args against spec; label names the program (and
@@ -77,10 +82,23 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		unsafe(fmt.Sprintf("%s is given arguments only known at run time", label), "dynamic-arguments")
 	}
 	if !spec.Data {
-		if c := a.credentialArg(program, args); c != "" {
+		// A model with subcommands looks at the words before the
+		// subcommand here and leaves the rest to the subcommand's model,
+		// which knows its options.
+		credArgs, leaf := args, spec.Sub == nil
+		if !leaf && len(v.positional) > 0 {
+			credArgs = args[:v.positional[0]]
+		}
+		if leaf {
+			credArgs = withoutKeys(credArgs, spec.PublicInputs)
+		}
+		if c := a.credentialArg(program, credArgs); c != "" {
 			seg.flags.readsCreds = true
 			unsafe(fmt.Sprintf("%s reads credentials (%s)%s", label, c, environNote(c)), "reads-credentials")
 			a.printsSecretStore(seg, label, spec, c)
+		}
+		if leaf {
+			seg.credsModelled = true
 		}
 	}
 	if len(spec.Only) > 0 {
@@ -99,18 +117,41 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			}
 		}
 	}
+	if spec.Secret != "" {
+		unsafe(fmt.Sprintf("%s %s", label, spec.Secret), "prints-secret")
+		return false
+	}
+	if spec.Runner {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s runs the workspace's own code (tests, build scripts), which is not checked", label), Rule: workspaceRunnerRule, Coverable: true})
+		return false
+	}
 	ops := v.operands()
 	if spec.Sub != nil {
 		if len(ops) == 0 {
-			return ok && spec.Sub[""] != nil
+			// gh pr --help prints the subcommand's help and exits.
+			helpOnly := len(args) == 1 && args[0].known && args[0].text == "--help"
+			return ok && (spec.Sub[""] != nil || helpOnly)
 		}
 		sub := ops[0]
-		subSpec := spec.Sub[sub.text]
+		subSpec := spec.subSpec(sub.text)
+		idx := v.positional[0]
+		if prev, ambiguous := a.mayBeOptionValue(program, args, idx); ambiguous {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s may be the value of %s, not a subcommand", label, sub.text, prev), Rule: "not-read-only", Coverable: true})
+			return false
+		}
+		if subSpec == nil && sub.known && spec.isGroup(sub.text, releaseTrackOnly(strings.TrimPrefix(label, program))) {
+			// A command group (gcloud compute instances …): the verb
+			// comes later, under the same model.
+			return a.safeArgs(seg, program, label+" "+sub.text, spec, args[idx+1:]) && ok
+		}
+		if !sub.known && spec.hasSecret() {
+			unsafe(fmt.Sprintf("%s %s is only known at run time, and could be a subcommand that prints secrets", label, sub.text), "prints-secret")
+			return false
+		}
 		if !sub.known || subSpec == nil {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not a read-only subcommand", label, sub.text), Rule: "not-read-only", Coverable: true})
 			return false
 		}
-		idx := v.positional[0]
 		return a.safeArgs(seg, program, label+" "+sub.text, subSpec, args[idx+1:]) && ok
 	}
 	if spec.MaxPositionals != nil && len(ops) > *spec.MaxPositionals && !v.has(spec.PositionalsWith...) {
@@ -164,6 +205,54 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			if val, found := optionSpecValue(v.words, i, t[:1]+"o"); !found || !val.known || !harmlessSetOption[val.text] {
 				unsafe(fmt.Sprintf("set %s %s changes how later commands are read", t, val.text), "set-option")
 			}
+		}
+	case "aws":
+		if why := awsUnsafe(v); why != "" {
+			unsafe(fmt.Sprintf("%s %s", label, why), "not-read-only")
+		}
+	case "kill":
+		// Only the shell's own jobs (%1, %+, %name): what the agent
+		// started in this command, never another process.
+		for _, o := range ops {
+			if !o.known || !strings.HasPrefix(o.text, "%") {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("kill %s signals a process other than this shell's own jobs", o.text), Rule: "not-read-only", Coverable: true})
+				ok = false
+			}
+		}
+	case "sysctl":
+		// sysctl NAME reads; NAME=VALUE writes (as -w does).
+		for _, o := range ops {
+			if !o.known || strings.Contains(o.text, "=") {
+				unsafe(fmt.Sprintf("sysctl %s changes a kernel setting", o.text), "not-read-only")
+			}
+		}
+	case "kubectl-resources":
+		// get/describe name resource types in many spellings: secrets,
+		// secret/x, secrets.v1, pods,secrets. None may name secrets.
+		for _, o := range ops {
+			if !o.known || strings.Contains(strings.ToLower(o.text), "secret") {
+				unsafe(fmt.Sprintf("%s %s could print Kubernetes secrets", label, o.text), "prints-secret")
+			}
+		}
+	case "local-chart":
+		// A chart named by a path is read from the workspace; any other
+		// name (repo/chart, oci://…, a URL) is fetched from the network.
+		// The chart is the last operand (helm template [NAME] CHART).
+		if len(ops) > 0 {
+			if o := ops[len(ops)-1]; !o.known || !(o.text == "." || strings.HasPrefix(o.text, "./")) {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s may fetch the chart from the network (a local chart is written ./DIR)", label, o.text), Rule: "not-read-only", Coverable: true})
+				ok = false
+			}
+		}
+	case "docker-inspect":
+		if why := dockerInspectUnsafe(v); why != "" {
+			unsafe(fmt.Sprintf("%s %s", label, why), "prints-secret")
+		}
+	case "fmt-check":
+		// terraform fmt rewrites files unless told only to check.
+		if !v.has("-check", "--check", "-write=false", "--write=false") {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s rewrites files (without -check)", label), Rule: "not-read-only", Coverable: true})
+			ok = false
 		}
 	case "awk":
 		if why := awkUnsafe(v); why != "" {
@@ -825,7 +914,9 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 	if a.r.network[name] && a.networkUse(name, words) {
 		seg.flags.fetches = true
 		seg.flags.sendsStdin = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network", Coverable: true})
+		if !seg.networkQuery {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network", Coverable: true})
+		}
 		if c := a.credentialArg(name, withoutKeys(words[1:], a.r.Programs[name].KeyOptions)); c != "" {
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
 		}
@@ -850,7 +941,7 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 		seg.flags.printsEnv = true
 		seg.add(Reason{Risk: NeedsReview, Text: "prints the environment, which may hold secrets", Rule: "prints-environment"})
 	}
-	if !seg.flags.readsCreds {
+	if !seg.flags.readsCreds && !seg.credsModelled {
 		if spec := a.r.Safe[name]; spec == nil || !spec.Data {
 			if c := a.credentialArg(name, words[1:]); c != "" {
 				seg.flags.readsCreds = true
@@ -1014,6 +1105,9 @@ func withoutKeys(args []word, keyOpts []string) []word {
 // networkUse reports whether this use of a network program talks to the
 // network: some programs (openssl) do so only in some subcommands.
 func (a *analyzer) networkUse(name string, words []word) bool {
+	if info := a.r.Programs[name]; info.RemoteOperands {
+		return a.namesRemoteHost(info, words[1:])
+	}
 	subs, ok := a.r.NetworkSubcommands[name]
 	if !ok {
 		return true
@@ -1270,4 +1364,106 @@ func onlyAllows(only []string, arg string) bool {
 var harmlessSetOption = map[string]bool{
 	"errexit": true, "nounset": true, "pipefail": true, "xtrace": true, "verbose": true,
 	"noclobber": true, "noglob": true, "errtrace": true, "functrace": true, "noexec": true,
+}
+
+// awsUnsafe checks the words of an aws command the model calls read-only
+// for what its documentation says can read local files or write one: a
+// value file://… or fileb://… (a parameter read from a local file, and sent
+// to the service), and an operand that is not the value of the option
+// before it, which is how the streaming commands name the file they write
+// (aws s3api get-object … OUTFILE). Every other aws parameter is an option
+// with its value.
+func awsUnsafe(v argView) string {
+	afterOption := false
+	for i, w := range v.words {
+		if !w.known {
+			return fmt.Sprintf("is given %s, only known at run time", w.text)
+		}
+		t := w.text
+		if strings.Contains(t, "file://") || strings.Contains(t, "fileb://") {
+			return fmt.Sprintf("reads a local file as a parameter (%s)", t)
+		}
+		if isOption(t) {
+			afterOption = !strings.Contains(t, "=")
+			continue
+		}
+		if !afterOption && slices.Contains(v.positional, i) {
+			return fmt.Sprintf("takes an operand %s that is not an option's value (an output file)", t)
+		}
+		afterOption = false
+	}
+	return ""
+}
+
+// inspectTemplateSafe matches the Go templates docker inspect --format
+// may print without showing a container's environment: field paths only,
+// none through .Config (where Env lives), and no bare "." or "$" that
+// would print the whole object.
+var inspectTemplateSafe = regexp.MustCompile(`^([^{}]|\{\{\s*(json\s+)?(\.[A-Za-z][A-Za-z0-9_]*)+\s*\}\})*$`)
+
+// dockerInspectUnsafe says why docker inspect may print secrets: without a
+// --format it prints every field, a container's environment (Config.Env,
+// where passwords are commonly passed) included.
+func dockerInspectUnsafe(v argView) string {
+	i := v.find("-f", "--format")
+	if i < 0 {
+		return "prints every field, the container's environment variables included, which often hold passwords (give --format '{{.State.Status}}')"
+	}
+	tmpl, ok := optionSpecValue(v.words, i, matchingSpec([]string{"-f", "--format"}, v.words[i].text))
+	if !ok || !tmpl.known || !inspectTemplateSafe.MatchString(tmpl.text) || strings.Contains(tmpl.text, ".Config") || strings.Contains(tmpl.text, ".Env") {
+		return fmt.Sprintf("--format %s may print the container's environment variables, which often hold passwords", tmpl.text)
+	}
+	return ""
+}
+
+// mayBeOptionValue reports whether the operand at args[idx], taken for a
+// subcommand, directly follows an option that might take it as its value:
+// one written without "=" that the program's table lists neither as a flag
+// nor as taking a value (whose values viewArgs already skipped).
+func (a *analyzer) mayBeOptionValue(program string, args []word, idx int) (string, bool) {
+	if idx == 0 {
+		return "", false
+	}
+	prev := args[idx-1]
+	if !prev.known || !isOption(prev.text) || prev.text == "--" || strings.Contains(prev.text, "=") {
+		return "", false
+	}
+	info := a.r.Programs[program]
+	if matchesAny(info.Flags, prev.text) || takesValue(prev.text, info.OptionsWithValue) {
+		return "", false
+	}
+	return prev.text, true
+}
+
+// namesRemoteHost reports whether a copy program (rsync, scp) is given a
+// remote location: an operand HOST:PATH or USER@HOST:PATH (a colon before
+// any slash), HOST::MODULE or a URL, or the daemon mode that listens. A
+// word only known at run time may be any of these.
+func (a *analyzer) namesRemoteHost(info programInfo, args []word) bool {
+	v := viewArgs(args, info.OptionsWithValue)
+	if v.has("--daemon") {
+		return true
+	}
+	for _, o := range v.operands() {
+		if !o.known {
+			return true
+		}
+		t := o.text
+		colon := strings.IndexByte(t, ':')
+		if colon > 0 && !strings.Contains(t[:colon], "/") {
+			return true // host:path, host::module, rsync://host/, [user@]host:
+		}
+	}
+	return false
+}
+
+// releaseTrackOnly reports whether the words a model has consumed after the
+// program are at most a release track (gcloud beta …), which leaves the
+// next word in first position.
+func releaseTrackOnly(consumed string) bool {
+	switch strings.TrimSpace(consumed) {
+	case "", "alpha", "beta", "preview":
+		return true
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/execgate/execgate/internal/display"
@@ -71,8 +72,11 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.flows(seg, name, words)
 	a.runsDownload(seg, words[0])
 	a.codeFiles(seg, name, words)
-	if a.r.Safe[name] == nil {
-		// Programs of the safe table have models of their own.
+	if a.r.Safe[name] == nil || !safe && !seg.unsafe {
+		// A model of the safe table that proved the command read-only
+		// knows what its arguments are, and one that found a firm reason
+		// has said what matters; otherwise what the program does with a
+		// sensitive path is not known.
 		a.sensitiveArgs(seg, name, words)
 	}
 	if !safe && seg.Risk == Safe {
@@ -176,7 +180,10 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		// env takes every word with a = in it as NAME=VALUE, whatever
 		// NAME holds (BASH_FUNC_ls%%=… exports a function).
 		for ; i < len(args) && args[i].known && strings.Contains(args[i].text, "=") && !strings.HasPrefix(args[i].text, "="); i++ {
-			n, _, _ := strings.Cut(args[i].text, "=")
+			n, v, _ := strings.Cut(args[i].text, "=")
+			if programVars[n] && inertPrograms[v] {
+				continue // env GIT_EDITOR=true: as the prefix assignment
+			}
 			a.checkVar(seg, n)
 			a.envVar(seg, n, nil)
 		}
@@ -846,6 +853,10 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		}
 		if m := matchingSpecIn(spec.ModuleOptions, t, withValue); m != "" {
 			if mod, ok := optionArgument(args, &i, m); ok {
+				if mod.known && testRunnerModule(spec.Language, mod.text) && !a.wroteModule(mod.text) {
+					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the workspace's tests with the %s module %s, whose code is not checked", spec.Language, mod.text), Rule: workspaceRunnerRule, Coverable: true})
+					return false
+				}
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s module %s, whose code is not checked", spec.Language, quoteWord(mod.shown())), Rule: "script-file", Coverable: mod.known && !a.wroteModule(mod.text)})
 				return false
 			}
@@ -856,6 +867,12 @@ func (a *analyzer) interpreter(seg *Segment, name string, spec *interpSpec, word
 		if !isOption(t) {
 			if spec.ProgramArg {
 				a.inlineCode(seg, name, t)
+				return false
+			}
+			if spec.Language == "python" && path.Base(t) == "manage.py" && a.workspaceFile(w) &&
+				i+1 < len(args) && args[i+1].known && args[i+1].text == "test" {
+				// Django's test runner: the workspace's own tests.
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the workspace's tests with %s test, whose code is not checked", t), Rule: workspaceRunnerRule, Coverable: true})
 				return false
 			}
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs the %s program %s, whose code is not checked", spec.Language, quoteWord(t)), Rule: "script-file", Coverable: a.workspaceFile(w)})
@@ -899,10 +916,17 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 		}
 		for _, m := range matches {
 			arg := m[len(m)-1]
-			if cr.Risk > Safe {
+			if cr.Risk > Safe && cr.Deletes && a.workspaceLiteral(firstLiteralArg(arg)) {
+				// rmSync('dist', {recursive: true}): the rule that reads
+				// the literal path (as rm -rf dist) judges it.
+				continue
+			}
+			if cr.Risk > Safe && !(cr.Shell != "" && a.workspaceLiteral(arg)) {
 				seg.add(Reason{Risk: cr.Risk, Text: fmt.Sprintf("%s code %s (%s)", lang, cr.Reason, oneLine(arg)), Rule: cr.ID})
 				continue
 			}
+			// A deletion of a plain path inside the workspace (build,
+			// dist/, coverage.xml) weighs what the equivalent rm weighs.
 			var cmd string
 			switch cr.Shell {
 			case "{}":
@@ -1145,4 +1169,43 @@ func (a *analyzer) slotVar(seg *Segment, wrapper, opt string, v word) {
 	}
 	a.checkVar(seg, v.text)
 	a.envVar(seg, v.text, nil)
+}
+
+// workspacePathText is a plain relative path: no expansion Python, Node or
+// Ruby could perform, no glob, no quoting.
+var workspacePathText = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.@+-]*(/[A-Za-z0-9_.@+-]+)*/?$`)
+
+// workspaceLiteral reports whether p, a string literal of inline code, is
+// a plain relative path below the workspace: not the workspace itself, not
+// above it (..), not absolute, not ~ (which these languages do not
+// expand, but nothing proves harmless).
+func (a *analyzer) workspaceLiteral(p string) bool {
+	if !workspacePathText.MatchString(p) {
+		return false
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
+		if part == ".." || part == "." {
+			return false
+		}
+	}
+	return a.workspace != "" && a.workspaceFile(word{text: p, known: true})
+}
+
+// firstLiteralArg returns the first argument of the call in code when it
+// is a string literal ('dist' in rmSync('dist', …)), or "".
+func firstLiteralArg(code string) string {
+	m := firstLiteral.FindStringSubmatch(code)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var firstLiteral = regexp.MustCompile("^[^(]*\\(\\s*['\"`]([^'\"`]*)['\"`]\\s*[,)]")
+
+// testRunnerModule reports whether python -m MODULE runs the workspace's
+// tests (pytest, unittest): a workspace runner rather than a module run
+// for its own sake.
+func testRunnerModule(language, module string) bool {
+	return language == "python" && (module == "pytest" || module == "unittest")
 }

@@ -176,7 +176,8 @@ func (e *Engine) Evaluate(req Request) Result {
 		if entry, exact, ok := req.Allow.Match(s.Argv); ok && !s.Opaque && ((exact && s.exactCovers()) || !s.firm()) {
 			s.Allowlist = entry.Pattern
 		}
-		s.Covered = s.Allowlist != "" || (s.Risk == Safe && req.Policy.AutoAllowSafe)
+		s.Covered = s.Allowlist != "" || (s.Risk == Safe && req.Policy.AutoAllowSafe) ||
+			(req.Policy.AutoAllowWorkspaceRunners && s.workspaceRunnerOnly())
 		allCovered = allCovered && s.Covered
 	}
 	if bad := req.Deny.Invalid(); len(bad) > 0 {
@@ -186,6 +187,29 @@ func (e *Engine) Evaluate(req Request) Result {
 	}
 	res.Decision = Decide(req.Policy, denied, allCovered && !res.Opaque)
 	return res
+}
+
+// workspaceRunnerRule is the rule id of the workspace-runner class: a
+// command that runs the workspace's own code (npm test, go test, make,
+// pytest). It needs review by default; autoAllowWorkspaceRunners lets it
+// run (see README, "Workspace runners").
+const workspaceRunnerRule = "workspace-runner"
+
+// workspaceRunnerOnly reports whether running the workspace's own code is
+// all the segment does that is not read-only: every reason is of the
+// workspace-runner class, and nothing is opaque or made unsafe by its
+// arguments. A runner with a firm reason beside it (go test -exec,
+// make -f /elsewhere, a dangerous variable) is not.
+func (s *Segment) workspaceRunnerOnly() bool {
+	if s.Opaque || s.unsafe || s.Argv == nil || s.Risk != NeedsReview || len(s.Reasons) == 0 {
+		return false
+	}
+	for _, r := range s.Reasons {
+		if r.Rule != workspaceRunnerRule || r.Risk != NeedsReview {
+			return false
+		}
+	}
+	return true
 }
 
 // Decide applies policy p to a command: denied when a denylist pattern

@@ -79,6 +79,16 @@ type programInfo struct {
 	// KeyOptions take a key or identity the program uses to log in (ssh
 	// -i): read, never sent, so not an upload of the file.
 	KeyOptions []string `json:"keyOptions"`
+	// Flags are options known to take no value. A read-only model takes
+	// the word after an option for a subcommand only when the option is
+	// one of these (or of OptionsWithValue, whose value it skips): after
+	// any other option the word may be that option's value, and the
+	// subcommand something else (gcloud --project list … delete).
+	Flags []string `json:"flags"`
+	// RemoteOperands marks a network program that talks to the network
+	// only when an operand names a remote host (rsync HOST:PATH, scp
+	// USER@HOST:PATH, rsync://HOST/): copies between local paths do not.
+	RemoteOperands bool `json:"remoteOperands"`
 }
 
 // wrapperSpec describes a program that runs another program.
@@ -154,6 +164,81 @@ type safeSpec struct {
 	PositionalsWith []string `json:"positionalsWith"`
 	// Check names a program-specific check (sed, awk).
 	Check string `json:"check"`
+	// Secret, when set, says this (sub)command prints secrets (a token,
+	// a key, a password): it is never safe, and the reason is firm, so
+	// that no wildcard allowlist entry such as `aws **` waives it. It
+	// finishes "PROGRAM SUBCOMMAND …" in the reason.
+	Secret string `json:"secret"`
+	// Runner marks a (sub)command that runs the workspace's own code
+	// (npm test, go test, make): not read-only, but a risk class of its
+	// own that one switch of the policy (autoAllowWorkspaceRunners) lets
+	// run.
+	Runner bool `json:"runner"`
+	// Groups are the command-group words a CLI nests its verbs under
+	// (gcloud compute instances list): any run of them may come before a
+	// subcommand of Sub. Words not listed here stop the model, so a leaf
+	// command whose operand happens to be "list" (gcloud compute ssh
+	// list) is never taken for a group. Only nouns belong here; a word
+	// written ^run is a group only right after the program (gcloud run
+	// services list), because elsewhere it is a leaf command (gcloud
+	// dataflow jobs run NAME).
+	Groups []string `json:"groups"`
+	// PublicInputs are options whose file is read only for its public
+	// part (openssl x509 -in reads a certificate and never prints a
+	// private key): a credential-looking name there is not a secret read.
+	PublicInputs []string `json:"publicInputs"`
+	// Query marks a model of a network program (gh) whose read-only
+	// subcommands only query the service the program is logged in to:
+	// they reach the network but send no local data, so the generic
+	// "talks to the network" reason is not given for them. The output is
+	// still data from the network (gh pr view | sh is not safe).
+	Query bool `json:"query"`
+	// Source is the public documentation the model rests on.
+	Source string `json:"source"`
+}
+
+// subSpec returns the model of subcommand sub: the exact entry, else the
+// entries whose key is a glob (describe-*) that matches it. Among globs,
+// one that prints secrets wins, so that no broad pattern can hide an
+// exception; otherwise the lexically first key decides.
+func (s *safeSpec) subSpec(sub string) *safeSpec {
+	if spec, ok := s.Sub[sub]; ok {
+		return spec
+	}
+	var best *safeSpec
+	bestKey := ""
+	for key, spec := range s.Sub {
+		if !strings.ContainsAny(key, "*?[") {
+			continue
+		}
+		if ok, _ := path.Match(key, sub); !ok || spec == nil {
+			continue
+		}
+		switch {
+		case best == nil, spec.Secret != "" && best.Secret == "":
+			best, bestKey = spec, key
+		case (spec.Secret != "") == (best.Secret != "") && key < bestKey:
+			best, bestKey = spec, key
+		}
+	}
+	return best
+}
+
+// hasSecret reports whether some subcommand below s prints secrets: a
+// subcommand only known at run time could then be one of them.
+func (s *safeSpec) hasSecret() bool {
+	if s == nil {
+		return false
+	}
+	if s.Secret != "" {
+		return true
+	}
+	for _, sub := range s.Sub {
+		if sub.hasSecret() {
+			return true
+		}
+	}
+	return false
 }
 
 // rule is one needs-review or dangerous pattern.
@@ -267,6 +352,12 @@ type codeRule struct {
 	// Risk, when set, is the risk of the call itself, whatever its
 	// argument (file deletion from inline code).
 	Risk Risk `json:"risk"`
+	// Deletes marks a call whose captured argument is the path it
+	// deletes: a plain path inside the workspace is then weighed as the
+	// equivalent rm instead (rmSync('dist', {recursive: true})). Only
+	// these rules: a host name or code in the argument says nothing of
+	// where the call reaches.
+	Deletes bool `json:"deletes"`
 	// Source names the public documentation the entry rests on.
 	Source   string   `json:"source"`
 	Match    []string `json:"match"`
@@ -515,4 +606,15 @@ func setOf(list []string) map[string]bool {
 		m[s] = true
 	}
 	return m
+}
+
+// isGroup reports whether word is one of the spec's command groups at this
+// position: first says it comes right after the program.
+func (s *safeSpec) isGroup(word string, first bool) bool {
+	for _, g := range s.Groups {
+		if g == word || first && g == "^"+word {
+			return true
+		}
+	}
+	return false
 }

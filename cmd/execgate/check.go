@@ -349,8 +349,12 @@ func writeExplanation(w io.Writer, r policy.Result, p config.Policy, color bool)
 		return riskColor(risk) + s + "\x1b[0m"
 	}
 	fmt.Fprintf(w, "%s: %s\n", decisionWord(r.Decision), paint(r.Risk.String(), r.Risk))
-	fmt.Fprintf(w, "agent %s: security=%s ask=%s askFallback=%s autoAllowSafe=%t\n",
-		r.Agent, p.Security, p.Ask, p.AskFallback, p.AutoAllowSafe)
+	runners := ""
+	if p.AutoAllowWorkspaceRunners {
+		runners = " autoAllowWorkspaceRunners=true" // off is the default, not worth a word
+	}
+	fmt.Fprintf(w, "agent %s: security=%s ask=%s askFallback=%s autoAllowSafe=%t%s\n",
+		r.Agent, p.Security, p.Ask, p.AskFallback, p.AutoAllowSafe, runners)
 	if len(r.Segments) == 0 {
 		fmt.Fprintln(w, "no commands")
 		return
@@ -373,8 +377,10 @@ func writeExplanation(w io.Writer, r policy.Result, p config.Policy, color bool)
 			fmt.Fprintf(w, "      denylist: %s\n", s.Denylist)
 		case s.Allowlist != "":
 			fmt.Fprintf(w, "      allowlist: %s\n", s.Allowlist)
-		case s.Covered:
+		case s.Covered && s.Risk == policy.Safe:
 			fmt.Fprintln(w, "      read-only (autoAllowSafe)")
+		case s.Covered:
+			fmt.Fprintln(w, "      runs the workspace's own code (autoAllowWorkspaceRunners)")
 		}
 	}
 }

@@ -355,6 +355,14 @@ var fieldViews = [...]struct {
 			return strconv.FormatBool(*f.AutoAllowSafe), true
 		},
 		func(p config.Policy) string { return strconv.FormatBool(p.AutoAllowSafe) }},
+	{"autoAllowWorkspaceRunners",
+		func(f config.PolicyFields) (string, bool) {
+			if f.AutoAllowWorkspaceRunners == nil {
+				return "", false
+			}
+			return strconv.FormatBool(*f.AutoAllowWorkspaceRunners), true
+		},
+		func(p config.Policy) string { return strconv.FormatBool(p.AutoAllowWorkspaceRunners) }},
 }
 
 func fieldKeys() string {

@@ -190,6 +190,7 @@ ask +off +\(agent\)
 askFallback +deny +\(built-in\)
 timeoutMs +5000 +\(agent\)
 autoAllowSafe +true +\(built-in\)
+autoAllowWorkspaceRunners +false +\(built-in\)
 $`, out)
 
 	// Detected from the environment the agent sets; "policy" alone is get.
@@ -213,7 +214,7 @@ $`, out)
 	assert.Equal(t, path, view.Config)
 	assert.Equal(t, config.Policy{Security: "deny", Ask: "always", AskFallback: "deny", TimeoutMs: 60000, AutoAllowSafe: true}, view.Policy)
 	assert.Equal(t, map[string]string{"security": "defaults", "ask": "*", "askFallback": "built-in",
-		"timeoutMs": "built-in", "autoAllowSafe": "built-in"}, view.Sources)
+		"timeoutMs": "built-in", "autoAllowSafe": "built-in", "autoAllowWorkspaceRunners": "built-in"}, view.Sources)
 }
 
 func TestCLIPolicyWarnings(t *testing.T) {
