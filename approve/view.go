@@ -411,3 +411,27 @@ func escapeOr(s, empty string) string {
 	}
 	return display.Escape(s)
 }
+
+// SavedLines say, for a settled allow-always, what was chosen to be saved
+// per segment (escaped), or that each segment's narrowest scope is.
+func SavedLines(a hub.Approval) []string {
+	if len(a.Patterns) == 0 {
+		if len(a.Proposals) == 0 {
+			return nil
+		}
+		return []string{"saves the narrowest scope proposed for each segment"}
+	}
+	var out []string
+	for i, p := range a.Patterns {
+		seg := ""
+		if i < len(a.Proposals) {
+			seg = display.Escape(a.Proposals[i].Text)
+		}
+		if p == "" {
+			out = append(out, "nothing saved for "+seg)
+			continue
+		}
+		out = append(out, "saves "+display.Escape(p)+" for "+seg)
+	}
+	return out
+}

@@ -72,6 +72,9 @@ type Answer struct {
 	Approver *Approver
 }
 
+// KindTTY is Approver.Kind for the shim's own terminal prompt.
+const KindTTY = "tty"
+
 // Approver is who answered a question, as the hub vouches for it.
 type Approver struct {
 	Uid  int    `json:"uid"`
