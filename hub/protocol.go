@@ -299,10 +299,16 @@ type ExecReport struct {
 	Risk       string   `json:"risk,omitempty"`
 	Reasons    []string `json:"reasons,omitempty"`
 	DecidedBy  string   `json:"decidedBy,omitempty"`
-	ExitStatus *int     `json:"exitStatus,omitempty"`
-	DurationMs *int64   `json:"durationMs,omitempty"`
-	Pid        int      `json:"pid"`
-	TimeMs     int64    `json:"timeMs"`
+	// Approver is the person who decided, when one did (the terminal
+	// prompt's included); Scope is "once" or "always" for their allow,
+	// and Allowlisted what "always" saved.
+	Approver    *ApproverInfo `json:"approver,omitempty"`
+	Scope       string        `json:"scope,omitempty"`
+	Allowlisted []string      `json:"allowlisted,omitempty"`
+	ExitStatus  *int          `json:"exitStatus,omitempty"`
+	DurationMs  *int64        `json:"durationMs,omitempty"`
+	Pid         int           `json:"pid"`
+	TimeMs      int64         `json:"timeMs"`
 }
 
 // AgentParams names an agent.

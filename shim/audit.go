@@ -449,3 +449,12 @@ func readEvent(line []byte, since time.Time, st *ReadStats, fn func(Event, []byt
 	}
 	return fn(ev, line)
 }
+
+// Who names who decided ev for a person: the approver ("ada (web)") when
+// a person did, else DecidedBy ("policy", "fallback" …).
+func (ev Event) Who() string {
+	if ev.Approver != nil {
+		return ev.Approver.Label()
+	}
+	return ev.DecidedBy
+}

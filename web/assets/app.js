@@ -261,7 +261,7 @@
         const tr = el("tr", null, "risk-" + h.risk);
         let how = h.decision;
         if (h.always && h.always.length) how += " (always: " + h.always.join(", ") + ")";
-        else if (h.by && h.by !== "policy" && h.decision === "allow") how += " (once)";
+        else if (h.scope) how += " (" + h.scope + ")";
         const cmd = el("td");
         cmd.append(el("code", h.command));
         if (h.message) cmd.append(el("div", h.message, "muted"));
