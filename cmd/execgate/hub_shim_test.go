@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -454,4 +457,47 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestHubWaitingLineOnTerminal (issue 15): a shim whose stderr is a
+// terminal a person watches says that the hub is waiting for an approver
+// and, afterwards, who decided; with an agent's variables in the
+// environment (the terminal is the agent's) it says nothing.
+func TestHubWaitingLineOnTerminal(t *testing.T) {
+	for _, agent := range []bool{false, true} {
+		t.Run(fmt.Sprint("agent=", agent), func(t *testing.T) {
+			w := newHubWorld(t, askConfig("deny", 30000))
+			a := w.approver(t)
+			ptmx, tty, err := pty.Open()
+			require.NoError(t, err)
+			defer ptmx.Close()
+			var screen syncBuffer
+			go io.Copy(&screen, ptmx)
+			cmd := w.command(t.Context(), w.shim("bash"), "bash", "-c", "rm -f ./nothing-here")
+			if agent {
+				cmd.Env = append(cmd.Env, "CLAUDECODE=1")
+			}
+			cmd.Stderr = tty
+			require.NoError(t, cmd.Start())
+			defer tty.Close()
+			req := a.next(t, hub.EventRequested)
+			if !agent {
+				require.Eventually(t, func() bool { return strings.Contains(screen.String(), "waiting for an approver (1 connected)…") },
+					10*time.Second, 10*time.Millisecond, "screen %q", screen.String())
+			}
+			_, err = a.c.Resolve(t.Context(), req.ID, hub.AllowOnce)
+			require.NoError(t, err)
+			require.NoError(t, cmd.Wait())
+			// Everything the shim wrote is on screen once this is.
+			_, err = tty.WriteString("END-OF-SHIM\n")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return strings.Contains(screen.String(), "END-OF-SHIM") },
+				10*time.Second, 10*time.Millisecond)
+			if agent {
+				assert.NotContains(t, screen.String(), "execgate:")
+				return
+			}
+			assert.Contains(t, screen.String(), "execgate: allowed once by ")
+		})
+	}
 }
