@@ -706,8 +706,16 @@ var approvalEvents = []struct {
 			display.Escape(a.Risk), left, display.Escape(a.Command))
 	}},
 	{hub.EventResolved, func(a hub.Approval) string {
+		by := display.Escape(a.ResolvedBy)
+		if w := a.Approver; w != nil && w.User != "" {
+			by += " (" + display.Escape(w.User)
+			if w.Kind != "" {
+				by += ", " + display.Escape(w.Kind)
+			}
+			by += ")"
+		}
 		return fmt.Sprintf("resolved %s %s by %s: %s", approve.ShortID(a.ID), display.Escape(a.Decision),
-			display.Escape(a.ResolvedBy), display.Escape(a.Command))
+			by, display.Escape(a.Command))
 	}},
 	{hub.EventExpired, func(a hub.Approval) string {
 		return fmt.Sprintf("expired %s: %s", approve.ShortID(a.ID), display.Escape(a.Command))
