@@ -398,7 +398,7 @@ func TestHubCLIWatch(t *testing.T) {
 			e.startHub(t)
 		} else {
 			assert.Regexp(t, `^\d\d:\d\d:\d\d requested watchfal claude-code dangerous \(\d+s left\): git push --force$`, lines[0])
-			assert.Regexp(t, `^\d\d:\d\d:\d\d resolved watchfal deny by approve@pts/7 \(\w+\): git push --force$`, lines[1])
+			assert.Regexp(t, `^\d\d:\d\d:\d\d resolved watchfal deny by approve@pts/7 \([^)]+\): git push --force$`, lines[1])
 		}
 	}
 }
