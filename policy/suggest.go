@@ -46,6 +46,9 @@ func (e *Engine) Proposals(s *Segment) []string {
 	if strings.Contains(argv[0], "/") && !strings.HasPrefix(argv[0], "/") {
 		return nil
 	}
+	if declares(argv) {
+		return nil
+	}
 	if s.firm() {
 		// Only a plain literal waives a firm reason (an anchored one
 		// waives what a wildcard does), and only where the segment is
@@ -68,6 +71,19 @@ func (e *Engine) Proposals(s *Segment) []string {
 		}
 	}
 	return slices.DeleteFunc(out, func(p string) bool { return !matchesOwn(p, argv) })
+}
+
+// declares reports whether argv is a declaration builtin (export,
+// declare, typeset, local, readonly): bash parses its NAME=value operands
+// as assignments, which are not in Argv, so any pattern for it would stand
+// for every assignment it could make (`declare` saved for a listing would
+// match `declare a[$(rm -rf ~)]=1` word for word).
+func declares(argv []string) bool {
+	switch argv[0] {
+	case "export", "declare", "typeset", "local", "readonly":
+		return true
+	}
+	return false
 }
 
 // Suggest returns the narrowest proposal for s (see Proposals), or "" when

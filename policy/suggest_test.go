@@ -83,6 +83,12 @@ func TestProposals(t *testing.T) {
 		{"./scripts/run.sh", [][]string{nil}},
 		{`rm -rf "/$F"`, [][]string{nil}},
 		{"$CMD x", [][]string{nil}},
+		// Declaration builtins: their assignments are not words a pattern
+		// can hold, so a pattern would stand for all of them.
+		{"export LD_PRELOAD=/tmp/x.so", [][]string{nil}},
+		{"export FOO=bar", [][]string{nil}},
+		{"declare", [][]string{nil}},
+		{"declare -p", [][]string{nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
