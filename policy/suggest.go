@@ -11,7 +11,9 @@ import (
 // narrowest first, for the person approving it to choose from:
 //
 //  1. the exact command, anchored (`rm -rf dist $`): these words and
-//     nothing longer;
+//     nothing longer; for a segment with a reason no wildcard waives, the
+//     plain literal words instead (`sed -i s/a/b/ f`), the only pattern
+//     that waives it, and then nothing else is proposed;
 //  2. the narrowest wildcard pattern that still covers what the command
 //     does when it comes again with other trailing arguments: `tool
 //     subcommand **` for tools with subcommands (git, cargo, go, docker,
@@ -21,7 +23,8 @@ import (
 //     other program.
 //
 // There is no wildcard proposal where a wildcard would reach what this
-// command did not: where the program's model says its operands name the
+// command did not: for a read-only use (no effect to stay inside), where
+// the program's model says its operands name the
 // targets of its effect (rules.json suggest.targets: rm, mkdir, curl, npm
 // install …), where a reason says the segment writes a file or talks to
 // another host (the reason names which), for a shell, a wrapper or inline
@@ -36,8 +39,9 @@ import (
 // `echo`). Proposals is empty when no pattern can describe the segment:
 // its program is only known at run time, it is opaque (the allowlist does
 // not apply to it), its program is a relative path (./run.sh names a
-// different program in each directory), or a word it needs cannot be
-// written literally. Every proposal matches s's own words.
+// different program in each directory), it is a declaration builtin
+// (see declares), or a word it needs cannot be written literally. Every
+// proposal matches s's own words.
 func (e *Engine) Proposals(s *Segment) []string {
 	if s == nil || s.Opaque || len(s.Argv) == 0 {
 		return nil
