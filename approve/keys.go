@@ -25,7 +25,8 @@ func arrowKey(b byte) string {
 
 // parseKeys splits what one read from a raw terminal returned into key
 // names: a printable rune is itself ("a", "é"), cursor keys are "up",
-// "down", "left" and "right", Ctrl-C and Ctrl-D "ctrl+c" and "ctrl+d".
+// "down", "left" and "right", Ctrl-C and Ctrl-D "ctrl+c" and "ctrl+d",
+// Return "enter", Backspace "backspace".
 // Other escape sequences (function keys, Alt+key, mouse or focus reports)
 // and control bytes become "" so that none of their bytes is taken for a
 // key of its own: the "a" of Alt-a must not allow anything.
@@ -44,7 +45,13 @@ func parseKeys(b []byte) []string {
 		case c == keyCtrlD:
 			keys = append(keys, "ctrl+d")
 			i++
-		case c < 0x20 || c == 0x7f:
+		case c == '\r' || c == '\n':
+			keys = append(keys, "enter")
+			i++
+		case c == 0x7f || c == 0x08:
+			keys = append(keys, "backspace")
+			i++
+		case c < 0x20:
 			keys = append(keys, "")
 			i++
 		default:

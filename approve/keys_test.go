@@ -27,7 +27,7 @@ func TestParseKeys(t *testing.T) {
 		{"\x1b[", []string{""}},
 		{"\x1bO", []string{""}},
 		{"é", []string{"é"}},
-		{"\r\x7f\xff", []string{"", "", ""}},
+		{"\r\x7f\xff", []string{"enter", "backspace", ""}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, parseKeys([]byte(tt.in)), "%q", tt.in)

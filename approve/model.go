@@ -28,7 +28,9 @@ type Source interface {
 	// Subscribe returns the event stream; it is closed when ctx ends or
 	// the connection drops.
 	Subscribe(ctx context.Context) (<-chan hub.Event, error)
-	Resolve(ctx context.Context, id, decision string) (hub.Approval, error)
+	// ResolveWith answers one request: a decision, with allow-always the
+	// scopes chosen, with deny a message.
+	ResolveWith(ctx context.Context, p hub.ResolveParams) (hub.Approval, error)
 	Close() error
 }
 
@@ -51,6 +53,9 @@ type Options struct {
 	Now func() time.Time
 	// Retry is the pause between connection attempts; zero means a second.
 	Retry time.Duration
+	// History reads recent decisions, newest first, for the history pane
+	// (h); nil: the pane says there is no audit log.
+	History func(context.Context) ([]Past, error)
 }
 
 // Timing of the screen.
@@ -158,6 +163,17 @@ type model struct {
 	// bell asks Run to ring the bell with the next frame.
 	bell bool
 	quit bool
+
+	// mode is the pane shown (modeList …); scope is the scope choice
+	// under way, msg the deny message being typed for msgID.
+	mode  int
+	scope *scopeState
+	msg   string
+	msgID string
+	// filterAgent and filterRisk hide other requests ("" shows all).
+	filterAgent, filterRisk string
+	history                 []Past
+	historyErr              string
 }
 
 func newModel(o Options) *model {
@@ -215,6 +231,14 @@ func (m *model) update(msg any) []cmd {
 		return []cmd{m.waitCmd()}
 	case resolvedMsg:
 		m.resolved(msg)
+	case historyMsg:
+		m.history, m.historyErr = msg.rows, ""
+		if msg.err != nil {
+			m.historyErr = msg.err.Error()
+		}
+		if len(m.history) > historyRows {
+			m.history = m.history[:historyRows]
+		}
 	}
 	return nil
 }
@@ -271,11 +295,11 @@ func (m *model) event(ev hub.Event) {
 		return
 	}
 	if ev.Name == hub.EventRequested {
-		if m.add(a) && m.o.Bell {
+		if m.add(a) && m.o.Bell && m.visible(item{Approval: a}) {
 			m.bell = true
 		}
 		if m.sel == "" {
-			m.reselect("", 0)
+			m.refilter()
 		}
 		return
 	}
@@ -291,6 +315,12 @@ func (m *model) event(ev hub.Event) {
 		// the race with the same decision is not "you".
 		if it.sending != "" && it.sending == a.Decision && m.o.Name != "" && a.ResolvedBy == m.o.Name {
 			by = "you"
+		}
+		if by != "you" && a.Approver != nil {
+			by = a.Approver.User + " (" + a.Approver.Kind + ")"
+			if a.Approver.User == "" || a.Approver.Kind == "" {
+				by = a.ResolvedBy
+			}
 		}
 		m.status = fmt.Sprintf("%s by %s: %s", PastTense(a.Decision), escapeOr(by, "another approver"), summary(it.Approval))
 	case hub.EventExpired:
@@ -314,9 +344,13 @@ func (m *model) index(id string) int {
 	return slices.IndexFunc(m.items, func(it item) bool { return it.ID == id })
 }
 
-// remove drops items[i]; when it was selected, its neighbour is.
+// remove drops items[i]; when it was selected, its neighbour is. A pane
+// about it (the scope choice, the deny message) closes.
 func (m *model) remove(i int) {
 	id := m.items[i].ID
+	if (m.mode == modeScope && m.scope != nil && m.scope.id == id) || (m.mode == modeMessage && m.msgID == id) {
+		m.mode, m.scope, m.msg = modeList, nil, ""
+	}
 	m.items = slices.Delete(m.items, i, i+1)
 	if m.sel == id {
 		m.sel = ""
@@ -338,6 +372,7 @@ func (m *model) reselect(before string, i int) {
 	}
 	m.sel = m.items[min(max(i, 0), len(m.items)-1)].ID
 	m.guard = m.now.Add(guardTime)
+	m.refilter()
 }
 
 // dropStale removes requests long past their expiry.
@@ -353,6 +388,9 @@ func (m *model) dropStale() {
 
 // key handles one key press.
 func (m *model) key(k keyMsg) []cmd {
+	if cmds, ok := m.paneKey(k); ok {
+		return cmds
+	}
 	switch k.key {
 	case "q", "Q", "ctrl+c", "ctrl+d":
 		m.quit = true
@@ -363,8 +401,23 @@ func (m *model) key(k keyMsg) []cmd {
 	case "down", "j":
 		m.move(+1)
 		return nil
+	case "?":
+		m.mode = modeHelp
+		return nil
+	case "f":
+		m.cycleAgent()
+		return nil
+	case "r":
+		m.cycleRisk()
+		return nil
+	case "h", "H":
+		m.mode = modeHistory
+		return []cmd{m.historyCmd()}
 	}
 	decision, ok := keyDecision(k.key)
+	if k.key == "m" || k.key == "M" {
+		decision, ok = "message", true
+	}
 	if !ok {
 		return nil
 	}
@@ -381,18 +434,27 @@ func (m *model) key(k keyMsg) []cmd {
 	case m.items[i].sending != "":
 		return nil
 	}
-	m.items[i].sending = decision
-	m.status = fmt.Sprintf("sending %s for %s…", decision, shortID(m.sel))
-	return []cmd{m.resolveCmd(m.sel, decision)}
+	switch {
+	case decision == "message":
+		m.mode, m.msgID, m.msg = modeMessage, m.sel, ""
+		m.status = ""
+		return nil
+	case decision == hub.AllowAlways && hasChoice(m.items[i].Proposals):
+		m.startScope(m.items[i])
+		return nil
+	}
+	return m.send(i, hub.ResolveParams{ID: m.sel, Decision: decision})
 }
 
-// move changes the selection by the user's hand: no guard.
+// move changes the selection by the user's hand, among the requests the
+// filters show: no guard.
 func (m *model) move(d int) {
-	i := m.index(m.sel)
+	shown := m.shown()
+	i := slices.IndexFunc(shown, func(it item) bool { return it.ID == m.sel })
 	if i < 0 {
 		return
 	}
-	m.sel = m.items[min(max(i+d, 0), len(m.items)-1)].ID
+	m.sel = shown[min(max(i+d, 0), len(shown)-1)].ID
 }
 
 // resolved takes the hub's answer to a decision sent from here.
@@ -470,11 +532,11 @@ func (m *model) retryCmd(gen int) cmd {
 	}}
 }
 
-func (m *model) resolveCmd(id, decision string) cmd {
+func (m *model) resolveCmd(p hub.ResolveParams) cmd {
 	src := m.src
 	return cmd{"resolve", func(ctx context.Context) any {
-		a, err := src.Resolve(ctx, id, decision)
-		return resolvedMsg{id: id, decision: decision, a: a, err: err}
+		a, err := src.ResolveWith(ctx, p)
+		return resolvedMsg{id: p.ID, decision: p.Decision, a: a, err: err}
 	}}
 }
 

@@ -22,6 +22,7 @@ type fakeSource struct {
 	list       []hub.Approval
 	events     chan hub.Event
 	resolved   []string // "id decision", in order
+	params     []hub.ResolveParams
 	resolveErr error
 	closed     bool
 }
@@ -38,16 +39,23 @@ func (f *fakeSource) List(context.Context) ([]hub.Approval, error) {
 
 func (f *fakeSource) Subscribe(context.Context) (<-chan hub.Event, error) { return f.events, nil }
 
-func (f *fakeSource) Resolve(_ context.Context, id, decision string) (hub.Approval, error) {
+func (f *fakeSource) ResolveWith(_ context.Context, p hub.ResolveParams) (hub.Approval, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.resolveErr != nil {
 		return hub.Approval{}, f.resolveErr
 	}
-	f.resolved = append(f.resolved, id+" "+decision)
-	a := hub.Approval{Decision: decision, ResolvedBy: "tester"}
-	a.ID = id
+	f.resolved = append(f.resolved, p.ID+" "+p.Decision)
+	f.params = append(f.params, p)
+	a := hub.Approval{Decision: p.Decision, ResolvedBy: "tester", Patterns: p.Patterns, Message: p.Message}
+	a.ID = p.ID
 	return a, nil
+}
+
+func (f *fakeSource) sent() []hub.ResolveParams {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]hub.ResolveParams(nil), f.params...)
 }
 
 func (f *fakeSource) Close() error {
@@ -452,7 +460,7 @@ func TestShortTerminalKeepsSelectionVisible(t *testing.T) {
 	assert.Contains(t, s, "> id000020")
 	assert.Contains(t, s, "| cmd 20")
 	assert.Contains(t, s, "more rows")
-	assert.Contains(t, s, keyHelps[0])
+	assert.Contains(t, s, keyHelps[1], "the longest key line that fits 80 columns")
 }
 
 func TestReconnect(t *testing.T) {

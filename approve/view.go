@@ -45,9 +45,25 @@ var pastTenses = []struct{ decision, text string }{
 
 // keyHelps are the key line, longest first: the first that fits is shown.
 var keyHelps = []string{
-	"o/y allow once · a allow always · d/n deny · ↑↓/jk move · q quit",
-	"o once · a always · d deny · j/k move · q quit",
-	"o/a/d · j/k · q",
+	"o/y allow once · a allow always · d/n deny · m deny with a message · ↑↓/jk move · f/r filter · h history · ? help · q quit",
+	"o once · a always · d deny · m message · f/r filter · h history · ? help",
+	"o once · a always · d deny · j/k move · ? help · q quit",
+	"o/a/d · j/k · ? · q",
+}
+
+// paneHelp is the key line of a pane ("" in the list).
+func paneHelp(mode int) string {
+	switch mode {
+	case modeHelp:
+		return "any key closes the help"
+	case modeScope:
+		return "↑↓ part · ←→/1-9 scope · s none · Enter send · Esc back"
+	case modeMessage:
+		return "type the message · Enter deny with it · Esc back"
+	case modeHistory:
+		return "f agent · r risk · any other key back · q quit"
+	}
+	return ""
 }
 
 // Layout of the selected request's details: a label column then the value,
@@ -74,7 +90,11 @@ func plain(s string) line { return line{{text: s}} }
 // are no more rows than it has.
 func (m *model) view() []string {
 	header := m.header()
-	footer := []line{nil, plain(m.status), plain(m.keyHelp())}
+	status := m.status
+	if m.mode == modeMessage {
+		status = "deny " + shortID(m.msgID) + " with message: " + display.Escape(m.msg) + "_"
+	}
+	footer := []line{nil, plain(status), plain(m.keyHelp())}
 	room := math.MaxInt // height unknown: no limit
 	if m.height > 0 {
 		room = m.height - len(header) - len(footer)
@@ -93,6 +113,9 @@ func (m *model) view() []string {
 }
 
 func (m *model) keyHelp() string {
+	if h := paneHelp(m.mode); h != "" {
+		return h
+	}
 	for _, h := range keyHelps {
 		if cells(h) < m.width {
 			return h
@@ -108,8 +131,17 @@ func (m *model) header() []line {
 		title = append(title, span{" · " + m.down, sgrYellow})
 	default:
 		title = append(title, span{fmt.Sprintf(" · %d pending", len(m.items)), ""})
+		if m.filterAgent != "" || m.filterRisk != "" {
+			title = append(title, span{fmt.Sprintf(" · showing %d: %s", len(m.shown()), m.filterText()), sgrYellow})
+		}
 		if m.o.Name != "" {
 			title = append(title, span{" · as " + display.Escape(m.o.Name), ""})
+		}
+	}
+	if m.mode == modeHistory {
+		title = append(title, span{" · history", sgrBold})
+		if m.filterAgent != "" || m.filterRisk != "" {
+			title = append(title, span{" (" + m.filterText() + ")", ""})
 		}
 	}
 	return []line{title, nil}
@@ -121,7 +153,27 @@ type block struct {
 	sel  bool
 }
 
+// filterText says which filters are on.
+func (m *model) filterText() string {
+	var parts []string
+	if m.filterAgent != "" {
+		parts = append(parts, "agent "+display.Escape(m.filterAgent))
+	}
+	if m.filterRisk != "" {
+		parts = append(parts, "risk "+m.filterRisk)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (m *model) body() []block {
+	switch m.mode {
+	case modeHelp:
+		return m.helpBody()
+	case modeHistory:
+		return m.historyBody()
+	case modeScope:
+		return m.scopeBody()
+	}
 	if len(m.items) == 0 {
 		if m.connected {
 			return []block{{rows: []line{plain("  no pending requests; new ones appear here")}}}
@@ -129,7 +181,7 @@ func (m *model) body() []block {
 		return nil
 	}
 	blocks := make([]block, 0, len(m.items))
-	for _, it := range m.items {
+	for _, it := range m.shown() {
 		b := block{sel: it.ID == m.sel}
 		b.rows = append(b.rows, m.row(it, b.sel))
 		if b.sel {
@@ -177,6 +229,9 @@ func (m *model) details(a hub.Approval) []line {
 	}
 	if len(a.Reasons) > 0 {
 		rows = m.field(rows, "reasons", a.Reasons, "- ", "")
+	}
+	if always := alwaysLines(a.Proposals); len(always) > 0 {
+		rows = m.field(rows, "always", always, "", "")
 	}
 	return rows
 }
@@ -410,4 +465,28 @@ func escapeOr(s, empty string) string {
 		return empty
 	}
 	return display.Escape(s)
+}
+
+// SavedLines say, for a settled allow-always, what was chosen to be saved
+// per segment (escaped), or that each segment's narrowest scope is.
+func SavedLines(a hub.Approval) []string {
+	if len(a.Patterns) == 0 {
+		if len(a.Proposals) == 0 {
+			return nil
+		}
+		return []string{"saves the narrowest scope proposed for each segment"}
+	}
+	var out []string
+	for i, p := range a.Patterns {
+		seg := ""
+		if i < len(a.Proposals) {
+			seg = display.Escape(a.Proposals[i].Text)
+		}
+		if p == "" {
+			out = append(out, "nothing saved for "+seg)
+			continue
+		}
+		out = append(out, "saves "+display.Escape(p)+" for "+seg)
+	}
+	return out
 }

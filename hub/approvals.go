@@ -74,7 +74,7 @@ func (s *Server) request(c *conn, frameID string, r ApprovalRequest) (any, error
 			return nil, errBody(ErrCodeConflict, fmt.Sprintf("approval %s is already pending", r.ID))
 		}
 	}
-	if len(s.subs) == 0 {
+	if s.approversLocked() == 0 {
 		id := r.ID
 		if id == "" {
 			id = s.newIDLocked()
@@ -130,12 +130,19 @@ func (s *Server) expire(p *pending) {
 // settleLocked removes p from the pending set, answers its requester
 // (unless it withdrew) and tells the subscribers.
 func (s *Server) settleLocked(p *pending, how settlement, decision, by string) {
+	s.settleAsLocked(p, how, decision, by, nil)
+}
+
+// settleAsLocked is settleLocked with who decided.
+func (s *Server) settleAsLocked(p *pending, how settlement, decision, by string, who *ApproverInfo) {
 	delete(s.pending, p.a.ID)
 	delete(p.req.pending, p.a.ID)
 	s.pendingShares.give(p.a.RequesterUid)
 	p.timer.Stop()
-	p.a.Decision, p.a.ResolvedBy = decision, by
+	p.a.Decision, p.a.ResolvedBy, p.a.Approver = decision, by, who
 	ans := ApprovalAnswer{
+		Patterns:    p.a.Patterns,
+		Approver:    who,
 		ID:          p.a.ID,
 		Outcome:     settleOutcomes[how],
 		CreatedAtMs: p.a.CreatedAtMs,
@@ -173,18 +180,44 @@ func (s *Server) lookupLocked(id string) (*pending, error) {
 	return nil, badRequest(fmt.Sprintf("%q matches %d pending approvals; give more of the id", truncate(id), len(found)))
 }
 
-// resolve applies an approver's decision (already validated); the first
-// resolution wins, later ones find nothing. message goes with a deny.
-func (s *Server) resolve(id, decision, message, by string) (Approval, error) {
+// resolve applies approver c's decision (its decision and message already
+// validated); the first resolution wins, later ones find nothing. The
+// chosen patterns must be among the approval's proposals.
+func (s *Server) resolve(c *conn, r ResolveParams) (Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, err := s.lookupLocked(id)
+	p, err := s.lookupLocked(r.ID)
 	if err != nil {
 		return Approval{}, err
 	}
-	p.a.Message = message
-	s.settleLocked(p, settleDecided, decision, by)
+	if err := checkChosen(p.a.Proposals, r); err != nil {
+		return Approval{}, err
+	}
+	p.a.Message, p.a.Patterns = r.Message, r.Patterns
+	s.settleAsLocked(p, settleDecided, r.Decision, c.label(), c.approver())
 	return p.a, nil
+}
+
+// checkChosen refuses allow-always scopes the engine did not propose:
+// patterns only with allow-always, one per proposal, each one of that
+// proposal's patterns or "" (nothing saved for it). An approver can narrow
+// what "always" saves, never widen it.
+func checkChosen(proposals []SegmentProposal, r ResolveParams) error {
+	if len(r.Patterns) == 0 {
+		return nil
+	}
+	if r.Decision != AllowAlways {
+		return badRequest("patterns: only allow-always saves patterns")
+	}
+	if len(r.Patterns) != len(proposals) {
+		return badRequest(fmt.Sprintf("patterns: %d given, the request has %d proposals (one each, \"\" for none)", len(r.Patterns), len(proposals)))
+	}
+	for i, chosen := range r.Patterns {
+		if chosen != "" && !slices.Contains(proposals[i].Patterns, chosen) {
+			return badRequest(fmt.Sprintf("patterns[%d]: %q was not proposed for %q; choose one of %q", i, truncate(chosen), truncate(proposals[i].Text), proposals[i].Patterns))
+		}
+	}
+	return nil
 }
 
 // withdraw lets a requester give up on one of its own approvals.

@@ -42,6 +42,9 @@ type DialOptions struct {
 	Role Role
 	// Name labels the client in resolvedBy and the hub's log.
 	Name string
+	// Kind is an approver's surface (KindTUI, KindWeb, KindCLI), recorded
+	// with each decision it makes; Host where its person is, if not here.
+	Kind, Host string
 }
 
 // closingCodes are the errors after which the hub closes the connection;
@@ -97,6 +100,7 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 	}
 	go c.readLoop()
 	p := newHelloParams(o.Token, o.Role, o.Name, time.Now())
+	p.Kind, p.Host = o.Kind, o.Host
 	if err := c.Call(ctx, MethodHello, p, &c.hello); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("hub: hello on %s: %w", o.Socket, err)

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/user"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +58,8 @@ type conn struct {
 	peer peer
 	role Role
 	name string
+	kind string // approver kind from the hello (KindTUI …), "" when not said
+	host string // where the person is, from the hello; "" for this host
 
 	// Set by the server before serve runs: what the connection is charged
 	// to (its uid's connection share, or the pool of refusals).
@@ -218,8 +222,12 @@ func (c *conn) hello(ctx context.Context, f *Frame, auth authConfig) bool {
 		c.fatal(f.ID, ErrCodeVersion, fmt.Sprintf("protocol version %d not supported (the hub speaks %d)", p.Version, ProtocolVersion))
 		return false
 	}
-	if p.Role != RoleRequester && p.Role != RoleApprover {
+	if p.Role != RoleRequester && p.Role != RoleApprover && p.Role != RoleWatcher {
 		c.fatal(f.ID, ErrCodeAuth, fmt.Sprintf("unknown role %q", truncate(string(p.Role))))
+		return false
+	}
+	if p.Kind != "" && !slices.Contains(approverKinds, p.Kind) {
+		c.fatal(f.ID, ErrCodeBadRequest, fmt.Sprintf("hello: unknown kind %q (want tui, web or cli)", truncate(p.Kind)))
 		return false
 	}
 	if c.peer.uid == c.srv.uid {
@@ -240,14 +248,15 @@ func (c *conn) hello(ctx context.Context, f *Frame, auth authConfig) bool {
 	}
 	c.role = p.Role
 	c.name = truncate(p.Name)
-	if c.role == RoleApprover {
+	c.kind, c.host = p.Kind, truncate(p.Host)
+	if c.role != RoleRequester {
 		// A fresh limiter starts with a full burst (only the reader uses it).
 		c.limiter = rate.NewLimiter(approverRate, approverBurst)
 	}
 	c.nc.SetReadDeadline(time.Time{})
 	c.startIdleTimer(auth)
 	c.srv.mu.Lock()
-	res := HelloResult{Version: ProtocolVersion, Role: p.Role, Approvers: len(c.srv.subs)}
+	res := HelloResult{Version: ProtocolVersion, Role: p.Role, Approvers: c.srv.approversLocked()}
 	c.srv.mu.Unlock()
 	c.srv.log.Debug("hello", "role", p.Role, "name", c.name, "uid", c.peer.uid, "pid", c.peer.pid)
 	c.reply(f.ID, res)
@@ -310,6 +319,28 @@ func (c *conn) busy() bool {
 	defer c.srv.mu.Unlock()
 	_, subscribed := c.srv.subs[c]
 	return subscribed || len(c.pending) > 0 || len(c.running) > 0
+}
+
+// approver says who this connection is, for an approval it decides: uid
+// and user from the kernel, kind and host from its hello.
+func (c *conn) approver() *ApproverInfo {
+	host := c.host
+	if host == "" {
+		host = c.srv.hostname
+	}
+	return &ApproverInfo{Uid: c.peer.uid, User: userName(c.peer.uid), Kind: c.kind, Host: host, Name: c.name}
+}
+
+// userName is uid's login name, or "" when the system does not know it.
+func userName(uid int) string {
+	if uid < 0 {
+		return ""
+	}
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return ""
+	}
+	return u.Username
 }
 
 // label names the connection in resolvedBy and setBy.

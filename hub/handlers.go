@@ -29,7 +29,9 @@ type method struct {
 var (
 	requesterOnly = []Role{RoleRequester}
 	approverOnly  = []Role{RoleApprover}
-	anyRole       = []Role{RoleRequester, RoleApprover}
+	anyRole       = []Role{RoleRequester, RoleApprover, RoleWatcher}
+	// readers may look but not answer or change anything.
+	readers = []Role{RoleApprover, RoleWatcher}
 )
 
 // methods is the dispatch table (read-only).
@@ -38,15 +40,15 @@ var methods = map[string]method{
 	MethodWithdraw:     {requesterOnly, handleWithdraw},
 	MethodReport:       {requesterOnly, handleReport},
 	MethodResolve:      {approverOnly, handleResolve},
-	MethodList:         {approverOnly, handleList},
-	MethodGet:          {approverOnly, handleGet},
-	MethodSubscribe:    {approverOnly, handleSubscribe},
+	MethodList:         {readers, handleList},
+	MethodGet:          {readers, handleGet},
+	MethodSubscribe:    {readers, handleSubscribe},
 	MethodConfigGet:    {approverOnly, handleConfigGet},
 	MethodConfigSet:    {approverOnly, handleConfigSet},
 	MethodSessionGet:   {anyRole, handleSessionGet},
 	MethodSessionSet:   {approverOnly, handleSessionSet},
 	MethodSessionClear: {approverOnly, handleSessionClear},
-	MethodSessionList:  {approverOnly, handleSessionList},
+	MethodSessionList:  {readers, handleSessionList},
 	MethodStatus:       {anyRole, handleStatus},
 }
 
@@ -159,7 +161,7 @@ func handleResolve(_ context.Context, c *conn, f *Frame) (any, error) {
 	if err := checkDenyMessage(p); err != nil {
 		return nil, err
 	}
-	return c.srv.resolve(p.ID, p.Decision, p.Message, c.label())
+	return c.srv.resolve(c, p)
 }
 
 // checkDenyMessage refuses a message with an allow (nobody would read it)

@@ -20,7 +20,24 @@ const (
 	// RoleApprover may list, get, subscribe, resolve, read and write the
 	// configuration and set session overrides. It must run as the hub's uid.
 	RoleApprover Role = "approver"
+	// RoleWatcher (execgate watch) may list, get and subscribe, and read
+	// the status and the session overrides, but never answers: it is not
+	// counted as someone who can approve, so a shim whose only watcher is
+	// `watch` asks its terminal at once instead of waiting on nobody. It
+	// must run as the hub's uid.
+	RoleWatcher Role = "watcher"
 )
+
+// Approver kinds in HelloParams.Kind: which surface a person answers from.
+const (
+	KindTUI = "tui" // execgate approve
+	KindWeb = "web" // execgate web
+	KindCLI = "cli" // execgate resolve
+	KindTTY = "tty" // the shim's own terminal prompt (not a hub client)
+)
+
+// approverKinds are the kinds a hello may name.
+var approverKinds = []string{KindTUI, KindWeb, KindCLI}
 
 // Method names.
 const (
@@ -116,13 +133,31 @@ type HelloParams struct {
 	// Name labels the client in resolvedBy and logs ("approve@tty3",
 	// "shim"); free text, shown escaped.
 	Name string `json:"name,omitempty"`
+	// Kind says which surface an approver answers from (KindTUI, KindWeb,
+	// KindCLI); optional, recorded in ApproverInfo.
+	Kind string `json:"kind,omitempty"`
+	// Host is where the person is, when it is not the hub's machine (the
+	// web approver names the browser's address); optional, free text.
+	Host string `json:"host,omitempty"`
+}
+
+// ApproverInfo says who answered an approval. Uid and User come from the
+// connection's peer credentials, never from the client; Kind and Host
+// from its hello (Host defaults to the hub's host name).
+type ApproverInfo struct {
+	Uid  int    `json:"uid"`
+	User string `json:"user,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	Host string `json:"host,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 // HelloResult answers a successful hello.
 type HelloResult struct {
 	Version int  `json:"version"`
 	Role    Role `json:"role"`
-	// Approvers is how many approver connections are subscribed now.
+	// Approvers is how many approver connections are subscribed now
+	// (watchers are not counted).
 	Approvers int `json:"approvers"`
 }
 
@@ -174,6 +209,11 @@ type Approval struct {
 	ResolvedBy string `json:"resolvedBy,omitempty"`
 	// Message is the approver's note with a deny, for the agent.
 	Message string `json:"message,omitempty"`
+	// Patterns are the scopes chosen with allow-always, one per proposal
+	// ("" saves nothing for that segment); empty when none was chosen.
+	Patterns []string `json:"patterns,omitempty"`
+	// Approver is who decided, once decided.
+	Approver *ApproverInfo `json:"approver,omitempty"`
 	// RequesterPid and RequesterUid come from the peer credentials.
 	RequesterPid int `json:"requesterPid"`
 	RequesterUid int `json:"requesterUid"`
@@ -197,6 +237,11 @@ type ApprovalAnswer struct {
 	ResolvedBy  string  `json:"resolvedBy,omitempty"`
 	// Message is the approver's note with a deny (ResolveParams.Message).
 	Message string `json:"message,omitempty"`
+	// Patterns are the allow-always scopes the approver chose (see
+	// Approval.Patterns); the requester saves exactly these.
+	Patterns []string `json:"patterns,omitempty"`
+	// Approver is who decided.
+	Approver *ApproverInfo `json:"approver,omitempty"`
 }
 
 // ResolveParams answers one approval. ID may be a unique prefix of at
@@ -207,6 +252,13 @@ type ResolveParams struct {
 	// Message is an optional note to the agent, only with a deny (at most
 	// MaxDenyMessage bytes); the requester shows it in its refusal line.
 	Message string `json:"message,omitempty"`
+	// Patterns chooses, with allow-always, the scope to save for each of
+	// the request's proposals, in order: one of that proposal's Patterns,
+	// or "" to save nothing for it. The hub refuses any pattern that was
+	// not proposed, so an approver can never grant more than the engine
+	// offered. Omitted: the requester saves each proposal's first
+	// (narrowest) pattern.
+	Patterns []string `json:"patterns,omitempty"`
 }
 
 // IDParams names one approval (a unique prefix of at least 4 characters).
@@ -247,10 +299,16 @@ type ExecReport struct {
 	Risk       string   `json:"risk,omitempty"`
 	Reasons    []string `json:"reasons,omitempty"`
 	DecidedBy  string   `json:"decidedBy,omitempty"`
-	ExitStatus *int     `json:"exitStatus,omitempty"`
-	DurationMs *int64   `json:"durationMs,omitempty"`
-	Pid        int      `json:"pid"`
-	TimeMs     int64    `json:"timeMs"`
+	// Approver is the person who decided, when one did (the terminal
+	// prompt's included); Scope is "once" or "always" for their allow,
+	// and Allowlisted what "always" saved.
+	Approver    *ApproverInfo `json:"approver,omitempty"`
+	Scope       string        `json:"scope,omitempty"`
+	Allowlisted []string      `json:"allowlisted,omitempty"`
+	ExitStatus  *int          `json:"exitStatus,omitempty"`
+	DurationMs  *int64        `json:"durationMs,omitempty"`
+	Pid         int           `json:"pid"`
+	TimeMs      int64         `json:"timeMs"`
 }
 
 // AgentParams names an agent.
@@ -286,6 +344,7 @@ type Status struct {
 	StartedAtMs int64  `json:"startedAtMs"`
 	Pending     int    `json:"pending"`
 	Approvers   int    `json:"approvers"`
+	Watchers    int    `json:"watchers"`
 	Connections int    `json:"connections"`
 }
 

@@ -79,6 +79,8 @@ type Server struct {
 	socketFi os.FileInfo // the socket file we made, to remove only it
 	lock     *flock.Flock
 	shared   bool // socket modes opened for requester uids
+	// hostname is where an approver is when its hello does not say.
+	hostname string
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -180,6 +182,7 @@ func newServer(o ServerOptions) *Server {
 		now:           now,
 		uid:           uid,
 		startedAt:     now(),
+		hostname:      hostnameOrEmpty(),
 		limits:        limits,
 		peerCred:      peerCred,
 		config:        &configState{path: cfgPath, log: log},
@@ -464,9 +467,31 @@ func (s *Server) status() Status {
 		Socket:      s.socket,
 		StartedAtMs: s.startedAt.UnixMilli(),
 		Pending:     len(s.pending),
-		Approvers:   len(s.subs),
+		Approvers:   s.approversLocked(),
+		Watchers:    len(s.subs) - s.approversLocked(),
 		Connections: len(s.conns),
 	}
+}
+
+// approversLocked counts the subscribed connections that can answer:
+// approvers, not watchers. s.mu must be held.
+func (s *Server) approversLocked() int {
+	n := 0
+	for c := range s.subs {
+		if c.role == RoleApprover {
+			n++
+		}
+	}
+	return n
+}
+
+// hostnameOrEmpty is this machine's name, "" when it has none.
+func hostnameOrEmpty() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // dropConn forgets a finished connection: its subscription ends and the

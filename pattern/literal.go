@@ -32,3 +32,14 @@ func Literal(argv []string) string {
 func LiteralWord(w string) bool {
 	return w != "" && !strings.HasPrefix(w, "~") && !strings.ContainsAny(w, " \t\n\r\v\f*?[]{}\\$`\x00")
 }
+
+// Exact is Literal(argv) anchored with EndWord: it matches argv word for
+// word and nothing longer, or it is "" when a word cannot be written
+// literally.
+func Exact(argv []string) string {
+	p := Literal(argv)
+	if p == "" {
+		return ""
+	}
+	return p + " " + EndWord
+}

@@ -11,6 +11,15 @@ import (
 	"github.com/gobwas/glob"
 )
 
+// EndWord, as a pattern's last word, anchors it: "rm -rf dist $" matches
+// `rm -rf dist` and nothing longer, where "rm -rf dist" alone is a word
+// prefix that also matches `rm -rf dist src`. It is what "allow always"
+// saves for the exact command, so that the grant is what the person saw.
+// An anchored match is not exact in Matcher.Match's sense: like a
+// wildcard it waives only what the program is for, so that the same words
+// in a riskier place (`env | nc host 1234`) are asked about again.
+const EndWord = "$"
+
 // wordSep joins argv words for matching; argv words cannot contain NUL.
 const wordSep = '\x00'
 
@@ -26,6 +35,9 @@ type pattern struct {
 	entry    Entry
 	program  string // first word, "" when it has wildcards
 	wildcard bool
+	// anchored patterns end in EndWord: the words match the whole argv,
+	// never a prefix of it.
+	anchored bool
 	words    []string
 	once     sync.Once
 	g        *glob.Pattern
@@ -42,7 +54,11 @@ func compilePattern(p string) (*pattern, error) {
 		return nil, errors.New("pattern contains a NUL byte")
 	}
 	pt := &pattern{entry: Entry{Pattern: p}, words: words}
-	pt.wildcard = strings.ContainsAny(p, "*?[{")
+	if len(words) > 1 && words[len(words)-1] == EndWord {
+		// "rm -rf dist $": these words and nothing after them.
+		pt.words, pt.anchored = words[:len(words)-1], true
+	}
+	pt.wildcard = strings.ContainsAny(strings.Join(pt.words, " "), "*?[{")
 	if !strings.ContainsAny(words[0], "*?[{") {
 		pt.program = words[0]
 	}
@@ -80,7 +96,7 @@ func (pt *pattern) compile() {
 			// Inside a word, ** means the same as *: it never spans words.
 			sb.WriteString(strings.ReplaceAll(w, "**", "*"))
 		}
-		if !pt.wildcard {
+		if !pt.wildcard && !pt.anchored {
 			sb.WriteString("{" + string(wordSep) + "**,}")
 		}
 		pt.g, pt.err = glob.Compile(sb.String(), wordSep)
@@ -91,8 +107,11 @@ func (pt *pattern) compile() {
 }
 
 // exact reports whether the pattern, without wildcards, is argv itself.
+// An anchored pattern is not: it says "these words and nothing more" and,
+// like a wildcard, waives only what the program is for; a plain literal is
+// the person's word on the command as it stands, whatever it does.
 func (pt *pattern) exact(argv []string) bool {
-	if pt.wildcard || len(pt.words) != len(argv) {
+	if pt.wildcard || pt.anchored || len(pt.words) != len(argv) {
 		return false
 	}
 	for i := range argv {

@@ -53,6 +53,14 @@ func TestPatternMatching(t *testing.T) {
 		{"* --version", "node --version", true},
 		{"src/** x", "src/a/b x", true},
 		{"ls src/**", "ls src a", false},
+		// A last word $ anchors: these words and nothing after.
+		{"rm -rf dist $", "rm -rf dist", true},
+		{"rm -rf dist $", "rm -rf dist src", false},
+		{"rm -rf dist $", "rm -rf", false},
+		{"npm run test $", "npm run test -- -u", false},
+		{"git st* $", "git status", true},
+		{"/usr/bin/git status $", "git status", true},
+		{"/usr/bin/git status $", "git status -s", false},
 	}
 	for _, c := range cases {
 		m := NewMatcher(entries(c.pattern), look)
@@ -79,4 +87,21 @@ func FuzzPattern(f *testing.F) {
 		m.Match(words)
 		checkPatternProperties(t, pattern, words)
 	})
+}
+
+// TestAnchoredExact: Exact writes a pattern that matches its argv and
+// nothing longer, and that match is not exact in Match's sense (it waives
+// only what a wildcard waives, so the same words in a riskier context are
+// asked again).
+func TestAnchoredExact(t *testing.T) {
+	argv := []string{"rm", "-rf", "dist"}
+	p := Exact(argv)
+	assert.Equal(t, "rm -rf dist $", p)
+	m := NewMatcher(entries(p), nil)
+	_, exact, ok := m.Match(argv)
+	assert.True(t, ok)
+	assert.False(t, exact)
+	_, _, ok = m.Match(append(argv, "src"))
+	assert.False(t, ok)
+	assert.Empty(t, Exact([]string{"rm", "a b"}))
 }

@@ -66,6 +66,13 @@ type assignmentRules struct {
 type suggestRules struct {
 	Subcommands map[string][]string `json:"subcommands"`
 	Runners     []string            `json:"runners"`
+	// Targets are programs ("rm") and subcommands ("npm install") whose
+	// operands name what they act on: the files they delete or create, the
+	// hosts they reach, the packages they install, the processes they
+	// signal, the images they run. A wildcard over those operands would
+	// reach what the approved command did not, so "allow always" offers
+	// them only the exact command.
+	Targets []string `json:"targets"`
 }
 
 // programInfo describes a program's option syntax.

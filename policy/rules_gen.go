@@ -4675,6 +4675,7 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 		"just":      []string{},
 		"kubectl":   []string{"get", "describe", "delete", "apply", "create"},
 		"make":      []string{},
+		"manage.py": []string{},
 		"mix":       []string{},
 		"mvn":       []string{},
 		"npm":       []string{"run", "run-script", "exec", "x"},
@@ -4692,6 +4693,7 @@ var builtinRules = &ruleFile{Programs: map[string]programInfo{
 		"yarn":      []string{"run", "exec", "dlx"},
 	},
 		Runners: []string{"npx", "pnpx", "bunx", "uvx", "pipx"},
+		Targets: []string{"rm", "rmdir", "unlink", "shred", "srm", "mkdir", "touch", "cp", "mv", "ln", "install", "rsync", "chmod", "chown", "chgrp", "chattr", "setfacl", "truncate", "dd", "tee", "patch", "tar", "unzip", "zip", "gzip", "gunzip", "kill", "pkill", "killall", "parallel", "curl", "wget", "scp", "sftp", "ssh", "nc", "ncat", "socat", "ftp", "git push", "git pull", "git fetch", "git clone", "git rm", "git mv", "git clean", "git checkout", "git restore", "git reset", "git remote", "git submodule", "git config", "npm install", "npm i", "npm add", "npm ci", "npm uninstall", "npm remove", "npm publish", "npm exec", "npm x", "pnpm add", "pnpm install", "pnpm remove", "pnpm dlx", "pnpm exec", "yarn add", "yarn remove", "yarn dlx", "yarn exec", "bun add", "bun install", "bun remove", "bun x", "pip install", "pip3 install", "pip uninstall", "pip3 uninstall", "uv pip", "uv add", "uv tool", "pipx install", "poetry add", "cargo install", "cargo add", "go install", "go get", "gem install", "bundle add", "brew install", "brew uninstall", "apt install", "apt-get install", "apt remove", "apt-get remove", "docker run", "docker exec", "docker rm", "docker rmi", "docker pull", "docker push", "podman run", "podman exec", "kubectl delete", "kubectl apply", "kubectl create", "kubectl exec", "helm install", "helm uninstall", "helm upgrade", "gh api", "gh release", "systemctl", "terraform apply", "terraform destroy"},
 	},
 	EnvPrinters: []string{"env", "printenv", "export", "set", "declare", "typeset"},
 }

@@ -1,88 +1,191 @@
 package policy
 
 import (
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/execgate/execgate/pattern"
 )
 
-// Suggest returns the pattern "allow always" should add for s: the narrowest
-// one that is still useful next time. It is
+// Proposals returns the allowlist patterns "allow always" may save for s,
+// narrowest first, for the person approving it to choose from:
 //
-//   - the exact command when the segment has a reason no wildcard waives
-//     (anything dangerous, credentials, code, the environment …), or runs a
-//     shell, a wrapper or inline code, whose arguments are the whole story;
-//   - `tool subcommand **` for tools with subcommands (git, npm, cargo, go,
-//     docker, kubectl, make …), `tool sub name **` where the subcommand runs
+//  1. the exact command, anchored (`rm -rf dist $`): these words and
+//     nothing longer; for a segment with a reason no wildcard waives, the
+//     plain literal words instead (`sed -i s/a/b/ f`), the only pattern
+//     that waives it, and then nothing else is proposed;
+//  2. the narrowest wildcard pattern that still covers what the command
+//     does when it comes again with other trailing arguments: `tool
+//     subcommand **` for tools with subcommands (git, cargo, go, docker,
+//     kubectl, make …), `tool sub name **` where the subcommand runs
 //     something named (`npm run test **`), `interpreter script **` for a
-//     script file or module (`python3 -m pytest **`);
-//   - `tool **` for any other program.
+//     script file or module (`python3 -m pytest **`), `tool **` for any
+//     other program.
+//
+// There is no wildcard proposal where a wildcard would reach what this
+// command did not: for a read-only use (no effect to stay inside), where
+// the program's model says its operands name the
+// targets of its effect (rules.json suggest.targets: rm, mkdir, curl, npm
+// install …), where a reason says the segment writes a file or talks to
+// another host (the reason names which), for a shell, a wrapper or inline
+// code (whose arguments are the whole story), and where a reason holds
+// against any wildcard (anything dangerous, credentials, code, the
+// environment …) — then only the exact command can waive it, and only when
+// it is nothing but its words: patterns match the command inside wrappers
+// and beside assignments and redirections, so "sudo rm x" or "X=1 rm x"
+// could only be saved as "rm x", which would wrongly stand for both.
 //
 // Patterns match the command inside any wrappers (`xargs -n1 echo` is
-// `echo`), so a segment is judged by that command. It never suggests a bare
-// shell, interpreter or wrapper with `**`. It returns "" when no pattern can
-// describe the segment: its program is only known at run time, it is opaque
-// (the allowlist does not apply to it), it has such a reason and a wrapper,
-// an assignment or a redirection beside its words, its program is a
-// relative path (./run.sh), or a word it needs holds a wildcard character or space that a
-// pattern cannot express literally.
-func (e *Engine) Suggest(s *Segment) string {
+// `echo`). Proposals is empty when no pattern can describe the segment:
+// its program is only known at run time, it is opaque (the allowlist does
+// not apply to it), its program is a relative path (./run.sh names a
+// different program in each directory), it is a declaration builtin
+// (see declares), or a word it needs cannot be written literally. Every
+// proposal matches s's own words.
+func (e *Engine) Proposals(s *Segment) []string {
 	if s == nil || s.Opaque || len(s.Argv) == 0 {
-		return ""
+		return nil
 	}
 	argv := s.Argv
 	if strings.Contains(argv[0], "/") && !strings.HasPrefix(argv[0], "/") {
-		// ./run.sh names a different program in each directory, so no
-		// pattern matches a relative program path (pattern.Matcher).
-		return ""
+		return nil
+	}
+	if declares(argv) {
+		return nil
+	}
+	if s.firm() {
+		// Only a plain literal waives a firm reason (an anchored one
+		// waives what a wildcard does), and only where the segment is
+		// nothing but its words.
+		if exact := pattern.Literal(argv); exact != "" && s.exactCovers() && matchesOwn(exact, argv) {
+			return []string{exact}
+		}
+		return nil
+	}
+	var out []string
+	if exact := pattern.Exact(argv); exact != "" {
+		out = append(out, exact)
+	}
+	if len(s.Effects()) > 0 && !e.reachesOtherTargets(s) {
+		// A read-only use gets no wildcard: `sort **` saved for `sort f`
+		// would let `sort -o f` write and `git branch **` for `git
+		// branch` delete branches, which the person never saw.
+		if w := e.wildcardScope(argv); w != "" {
+			out = append(out, w)
+		}
+	}
+	return slices.DeleteFunc(out, func(p string) bool { return !matchesOwn(p, argv) })
+}
+
+// declares reports whether argv is a declaration builtin (export,
+// declare, typeset, local, readonly): bash parses its NAME=value operands
+// as assignments, which are not in Argv, so any pattern for it would stand
+// for every assignment it could make (`declare` saved for a listing would
+// match `declare a[$(rm -rf ~)]=1` word for word).
+func declares(argv []string) bool {
+	switch argv[0] {
+	case "export", "declare", "typeset", "local", "readonly":
+		return true
+	}
+	return false
+}
+
+// Suggest returns the narrowest proposal for s (see Proposals), or "" when
+// no pattern can describe it.
+func (e *Engine) Suggest(s *Segment) string {
+	if ps := e.Proposals(s); len(ps) > 0 {
+		return ps[0]
+	}
+	return ""
+}
+
+// matchesOwn reports whether p matches argv: a pattern that would not let
+// the command it was made for through next time is never proposed.
+func matchesOwn(p string, argv []string) bool {
+	_, _, ok := pattern.NewMatcher([]pattern.Entry{{Pattern: p}}, nil).Match(argv)
+	return ok
+}
+
+// reachesOtherTargets reports whether a wildcard over s's operands would
+// reach what s did not: its program or subcommand is one whose operands
+// name what it acts on, or a reason says it writes a file or talks to a
+// host that its words name.
+func (e *Engine) reachesOtherTargets(s *Segment) bool {
+	for _, r := range s.Reasons {
+		switch r.Effect {
+		case EffectWrite, EffectNetwork, EffectSend, EffectDestroy, EffectPrivilege:
+			return true
+		}
+	}
+	return e.targets(s.Argv)
+}
+
+// targets reports whether argv's program, or its subcommand, is listed in
+// suggest.targets.
+func (e *Engine) targets(argv []string) bool {
+	if len(argv) == 0 {
+		return false
 	}
 	name := programName(argv[0])
-	exact := func() string { return pattern.Literal(argv) }
-	if s.firm() {
-		// What a wildcard cannot waive (anything dangerous, credentials,
-		// code, the environment …) only the exact command can, and only
-		// when it is nothing but its words: patterns match the command
-		// inside wrappers and beside assignments and redirections, so
-		// "sudo rm x" or "X=1 rm x" could only be saved as "rm x", which
-		// would wrongly stand for both (and does not cover them).
-		if !s.exactCovers() {
-			return ""
-		}
-		return exact()
+	if contains(e.rules.Suggest.Targets, name) {
+		return true
 	}
+	sub := operandIndex(argv, 1, e.rules.Programs[name].OptionsWithValue)
+	return sub >= 0 && contains(e.rules.Suggest.Targets, name+" "+argv[sub])
+}
+
+// wildcardScope is the narrowest `… **` pattern for argv whose words say
+// what runs, or "" when there is none: shells, wrappers and inline code
+// have no words that could be generalised over.
+func (e *Engine) wildcardScope(argv []string) string {
+	name := programName(argv[0])
 	if e.isShell(name) {
-		return exact()
+		return ""
 	}
 	if _, ok := e.rules.Wrappers[name]; ok {
-		return exact()
+		return ""
 	}
 	if spec, ok := e.rules.Interpreters[name]; ok {
-		return interpreterPattern(argv, spec)
+		at := scriptIndex(argv, spec)
+		if at < 0 || e.targets(argv[at:]) {
+			return "" // `python3 -m pip install x` is pip install
+		}
+		if _, ok := e.rules.Suggest.Subcommands[path.Base(argv[at])]; ok {
+			// A script with subcommands of its own (Django's manage.py:
+			// test, runserver, migrate) is scoped to the subcommand.
+			if sub := operandIndex(argv, at+1, nil); sub >= 0 {
+				return pattern.Prefix(argv, sub)
+			}
+			return ""
+		}
+		return pattern.Prefix(argv, at)
 	}
 	if contains(e.rules.Suggest.Runners, name) {
-		return pattern.Prefix(argv, operandIndex(argv, 1, nil))
+		at := operandIndex(argv, 1, nil)
+		if at < 0 || e.targets(argv[at:]) {
+			return ""
+		}
+		return pattern.Prefix(argv, at)
 	}
 	deeper, ok := e.rules.Suggest.Subcommands[argv[0]]
 	if !ok {
 		deeper, ok = e.rules.Suggest.Subcommands[name]
 	}
-	if ok {
-		withValue := e.rules.Programs[name].OptionsWithValue
-		sub := operandIndex(argv, 1, withValue)
-		if sub < 0 {
-			return exact() // `git --version`: nothing to generalise over
-		}
-		for _, d := range deeper {
-			if argv[sub] == d {
-				if next := operandIndex(argv, sub+1, withValue); next >= 0 {
-					return pattern.Prefix(argv, next)
-				}
-				break
-			}
-		}
-		return pattern.Prefix(argv, sub)
+	if !ok {
+		return pattern.Prefix(argv, 0)
 	}
-	return pattern.Prefix(argv, 0)
+	withValue := e.rules.Programs[name].OptionsWithValue
+	sub := operandIndex(argv, 1, withValue)
+	if sub < 0 {
+		return "" // `git --version`: nothing to generalise over
+	}
+	if slices.Contains(deeper, argv[sub]) {
+		if next := operandIndex(argv, sub+1, withValue); next >= 0 {
+			return pattern.Prefix(argv, next)
+		}
+	}
+	return pattern.Prefix(argv, sub)
 }
 
 func (e *Engine) isShell(name string) bool {
@@ -94,27 +197,29 @@ func (e *Engine) isShell(name string) bool {
 	return false
 }
 
-// interpreterPattern allows a script file or module with any arguments; inline
-// code and anything else is allowed only exactly.
-func interpreterPattern(argv []string, spec *interpSpec) string {
+// scriptIndex is the index of the script file or module an interpreter
+// runs (`python3 -m pytest` → pytest), or -1 for inline code, stdin, a
+// program-text operand (awk) or nothing at all: those are allowed only
+// exactly.
+func scriptIndex(argv []string, spec *interpSpec) int {
 	for i := 1; i < len(argv); i++ {
 		w := argv[i]
 		switch {
 		case contains(spec.Inline, w) || w == "-" || w == "--":
-			return pattern.Literal(argv)
+			return -1
 		case w == "-m" && i+1 < len(argv):
-			return pattern.Prefix(argv, i+1)
+			return i + 1
 		case contains(spec.OptionsWithValue, w):
 			i++
 		case strings.HasPrefix(w, "-"):
 		default:
 			if spec.ProgramArg {
-				return pattern.Literal(argv) // awk's program text is code
+				return -1 // awk's program text is code
 			}
-			return pattern.Prefix(argv, i)
+			return i
 		}
 	}
-	return pattern.Literal(argv)
+	return -1
 }
 
 // operandIndex returns the index of the first operand at or after from,

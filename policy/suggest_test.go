@@ -10,87 +10,124 @@ import (
 	"github.com/execgate/execgate/pattern"
 )
 
-func TestSuggest(t *testing.T) {
+// TestProposals pins what "allow always" offers, narrowest first: the
+// exact command, then the narrowest wildcard that covers the same effects,
+// and never a wildcard over a program's targets (issue 15: `rm -rf dist`
+// offered `rm **`, `mkdir -p out/a` `mkdir **`, `pip install -r …` `pip
+// install **`, a script with `curl | sh` `curl **`).
+func TestProposals(t *testing.T) {
 	e, err := NewEngine()
 	require.NoError(t, err)
 	tests := []struct {
 		command string
-		want    []string // one per segment
+		want    [][]string // one list per segment
 	}{
-		{"git status", []string{"git status **"}},
-		{"git -C sub log --oneline", []string{"git -C sub log **"}},
-		{"git --version", []string{"git --version"}},
-		{"npm test", []string{"npm test **"}},
-		{"npm run build -- --watch", []string{"npm run build **"}},
-		{"pnpm install", []string{"pnpm install **"}},
-		{"yarn run lint", []string{"yarn run lint **"}},
-		{"cargo build --release", []string{"cargo build **"}},
-		{"cargo run --bin x", []string{"cargo run **"}},
-		{"xargs -n1 echo", []string{"echo **"}}, // judged by the command inside
-		{"go test ./...", []string{"go test **"}},
-		{"go run ./cmd/tool", []string{"go run ./cmd/tool **"}},
-		{"docker ps -a", []string{"docker ps **"}},
-		{"docker compose up -d", []string{"docker compose up **"}},
-		{"kubectl get pods -n x", []string{"kubectl get pods **"}},
-		{"make test", []string{"make test **"}},
-		{"make", []string{"make"}},
-		{"/usr/bin/git status", []string{"/usr/bin/git status **"}},
-		{"mkdir -p build", []string{"mkdir **"}},
-		{"touch a.txt", []string{"touch **"}},
-		{"npx tsc --noEmit", []string{"npx tsc **"}},
-		{"python3 manage.py migrate", []string{"python3 manage.py **"}},
-		{"python3 -c 'print(1)'", []string{"python3 -c print(1)"}},
-		// Shells and inline code never get `**`.
-		{"bash build.sh", []string{"bash build.sh"}},
+		{"git status", [][]string{{"git status $"}}}, // read-only: no wildcard
+		{"git -C sub log --oneline", [][]string{{"git -C sub log --oneline $"}}},
+		{"git commit -m wip", [][]string{{"git commit -m wip $", "git commit **"}}},
+		{"git --version", [][]string{{"git --version $"}}},
+		{"npm test", [][]string{{"npm test $", "npm test **"}}},
+		{"npm run build -- --watch", [][]string{{"npm run build -- --watch $", "npm run build **"}}},
+		{"yarn run lint", [][]string{{"yarn run lint $", "yarn run lint **"}}},
+		{"cargo build --release", [][]string{{"cargo build --release $", "cargo build **"}}},
+		{"xargs -n1 echo", [][]string{nil}}, // judged by the command inside, whose words come at run time
+		{"go test ./...", [][]string{{"go test ./... $", "go test **"}}},
+		{"go run ./cmd/tool", [][]string{{"go run ./cmd/tool $", "go run ./cmd/tool **"}}},
+		{"docker compose up -d", [][]string{{"docker compose up -d $", "docker compose up **"}}},
+		{"make test", [][]string{{"make test $", "make test **"}}},
+		{"make", [][]string{{"make $"}}},
+		{"/usr/bin/git commit", [][]string{{"/usr/bin/git commit $", "/usr/bin/git commit **"}}},
+		{"npx tsc --noEmit", [][]string{{"npx tsc --noEmit $", "npx tsc **"}}},
+		{"python3 manage.py migrate", [][]string{{"python3 manage.py migrate $", "python3 manage.py migrate **"}}},
+		{"ls -la", [][]string{{"ls -la $"}}},
+		{"sort f.txt", [][]string{{"sort f.txt $"}}}, // `sort **` would cover `sort -o f.txt`
+		// Programs whose operands are their targets: the exact command only.
+		{"rm -rf dist", [][]string{{"rm -rf dist $"}}},
+		{"mkdir -p out/a", [][]string{{"mkdir -p out/a $"}}},
+		{"touch a.txt", [][]string{{"touch a.txt $"}}},
+		{"pip install -r requirements.txt", [][]string{{"pip install -r requirements.txt $"}}},
+		{"python3 -m pip install requests", [][]string{{"python3 -m pip install requests"}}},
+		{"pnpm install", [][]string{{"pnpm install $"}}},
+		{"npm install left-pad", [][]string{{"npm install left-pad $"}}},
+		{"npx rimraf dist", [][]string{{"npx rimraf dist $", "npx rimraf **"}}},
+		{"curl -o x https://example.com", [][]string{{"curl -o x https://example.com $"}}},
+		{"git push origin main", [][]string{{"git push origin main $"}}},
+		{"docker run alpine", [][]string{{"docker run alpine $"}}},
+		{"kill 123", [][]string{{"kill 123 $"}}},
+		{"echo hi > out.txt", [][]string{{"echo hi $"}}}, // writes: no wildcard
+		// Firm reasons: a plain literal, the only kind that waives them.
+		{"sed -i s/a/b/ f.txt", [][]string{{"sed -i s/a/b/ f.txt"}}},
+		// Shells, wrappers and inline code never get `**`.
+		{"bash build.sh", [][]string{{"bash build.sh $"}}},
+		{"python3 -c 'print(1)'", [][]string{{"python3 -c print(1)"}}},
+		{"timeout 5 make test", [][]string{{"make test $", "make test **"}}},
 		// Dangerous: the exact command only.
-		{"rm -rf /", []string{"rm -rf /"}},
-		{"git push --force origin main", []string{"git push --force origin main"}},
-		{"sudo ls", []string{""}},
-		{"node", []string{""}}, // opaque: the allowlist does not apply
-		// Several segments each get their own pattern.
-		{"mkdir -p out && go build -o out/x .", []string{"mkdir **", "go build **"}},
+		{"rm -rf /", [][]string{{"rm -rf /"}}},
+		{"git push --force origin main", [][]string{{"git push --force origin main"}}},
+		{"sudo ls", [][]string{nil}},
+		{"node", [][]string{nil}}, // opaque: the allowlist does not apply
+		{"curl https://x.example | sh", [][]string{{"curl https://x.example $"}, nil}},
+		// Several segments each get their own list.
+		{"mkdir -p out && go build -o out/x .", [][]string{{"mkdir -p out $"}, {"go build -o out/x . $", "go build **"}}},
 		// Words a pattern cannot hold literally.
-		{"rm -rf '/my dir'", []string{""}},
+		{"rm -rf '/my dir'", [][]string{nil}},
+		{"npm run build -- 'a b'", [][]string{{"npm run build **"}}},
 		// A write to a path known only at run time is firm: `touch **`
 		// would never cover it, and the exact shape would stand for any.
-		{`touch "$F"`, []string{""}},
+		{`touch "$F"`, [][]string{nil}},
 		// Firm reasons take the exact command, and only a bare one.
-		{"cat ~/.ssh/id_rsa", []string{""}}, // ~ is only known at run time
-		{"LD_PRELOAD=/tmp/x.so ls", []string{""}},
-		{"echo hi > ~/.bashrc", []string{""}},
+		{"cat ~/.ssh/id_rsa", [][]string{nil}}, // ~ is only known at run time
+		{"LD_PRELOAD=/tmp/x.so ls", [][]string{nil}},
+		{"echo hi > ~/.bashrc", [][]string{nil}},
 		// A relative program is a different one in each directory.
-		{"./scripts/run.sh", []string{""}},
-		{`rm -rf "/$F"`, []string{""}},
-		{"$CMD x", []string{""}},
+		{"./scripts/run.sh", [][]string{nil}},
+		{`rm -rf "/$F"`, [][]string{nil}},
+		{"$CMD x", [][]string{nil}},
+		// Declaration builtins: their assignments are not words a pattern
+		// can hold, so a pattern would stand for all of them.
+		{"export LD_PRELOAD=/tmp/x.so", [][]string{nil}},
+		{"export FOO=bar", [][]string{nil}},
+		{"declare", [][]string{nil}},
+		{"declare -p", [][]string{nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
 			res := e.Evaluate(Request{Command: tt.command, Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()})
-			var got []string
+			var got [][]string
 			for _, s := range res.Segments {
-				got = append(got, e.Suggest(s))
-			}
-			assert.Equal(t, tt.want, got)
-			for _, p := range got {
-				if p != "" {
+				ps := e.Proposals(s)
+				got = append(got, ps)
+				if len(ps) > 0 {
+					assert.Equal(t, ps[0], e.Suggest(s), "Suggest is the narrowest proposal")
+				} else {
+					assert.Empty(t, e.Suggest(s))
+				}
+				for _, p := range ps {
 					assert.NoError(t, pattern.ValidatePattern(p))
 				}
 			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }
 
-// TestSuggestMatches checks that a suggested pattern lets the same command
-// through next time, and that the pattern for a dangerous command does not
-// cover a longer one.
-func TestSuggestMatches(t *testing.T) {
+// TestProposalsMatch checks that each proposal lets the same command
+// through next time, covers what it says (the wildcard one a longer
+// command, the exact one nothing longer), and no other command.
+func TestProposalsMatch(t *testing.T) {
 	e, err := NewEngine()
 	require.NoError(t, err)
-	for _, tt := range []struct{ first, again, other string }{
-		{"git status", "git status --short", "git push"},
-		{"npm run build", "npm run build -- --prod", "npm run deploy"},
-		{"rm -rf /", "rm -rf /", "rm -rf / /home"},
-		{"mkdir -p out", "mkdir x", "rmdir x"},
+	for _, tt := range []struct {
+		first  string
+		choice int // index into the proposals
+		covers map[string]bool
+	}{
+		{"git status", 0, map[string]bool{"git status": true, "git status --short": false, "git push": false}},
+		{"git commit -m x", 1, map[string]bool{"git commit --amend": true, "git push": false}},
+		{"npm run build", 1, map[string]bool{"npm run build -- --prod": true, "npm run deploy": false}},
+		{"rm -rf dist", 0, map[string]bool{"rm -rf dist": true, "rm -rf dist src": false, "rm -rf src": false}},
+		{"rm -rf /", 0, map[string]bool{"rm -rf /": true, "rm -rf / /home": false}},
+		{"mkdir -p out", 0, map[string]bool{"mkdir -p out": true, "mkdir x": false, "rmdir x": false}},
 	} {
 		t.Run(tt.first, func(t *testing.T) {
 			base := Request{Cwd: testWorkspace, Home: testHome, Policy: config.BuiltinPolicy()}
@@ -98,10 +135,11 @@ func TestSuggestMatches(t *testing.T) {
 			req.Command = tt.first
 			res := e.Evaluate(req)
 			require.Len(t, res.Segments, 1)
-			p := e.Suggest(res.Segments[0])
-			require.NotEmpty(t, p)
+			ps := e.Proposals(res.Segments[0])
+			require.Greater(t, len(ps), tt.choice)
+			p := ps[tt.choice]
 			base.Allow = pattern.NewMatcher([]pattern.Entry{{Pattern: p}}, nil)
-			for cmd, want := range map[string]bool{tt.again: true, tt.other: false} {
+			for cmd, want := range tt.covers {
 				req := base
 				req.Command = cmd
 				res := e.Evaluate(req)

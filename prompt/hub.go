@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/internal/display"
 )
 
 // maxHubTimeoutMs is what a Request without a timeout asks the hub for: the
@@ -38,6 +40,11 @@ type Hub struct {
 	// SessionKey and Segments are passed through to approvers when set.
 	SessionKey string
 	Segments   []string
+	// Status, when set, is a terminal the person who started the command
+	// watches (never an agent's): it is told "waiting for an approver (N
+	// connected)…" while the hub decides and who decided afterwards, so
+	// that the wait is not a blank screen.
+	Status io.Writer
 }
 
 // hubDecisions maps the hub's decisions to ours.
@@ -60,6 +67,7 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 		timeoutMs = int(min(r.Timeout.Milliseconds(), maxHubTimeoutMs))
 		timeoutMs = max(timeoutMs, 1)
 	}
+	h.waiting(ctx)
 	hubAns, err := h.Client.Request(ctx, hub.ApprovalRequest{
 		ID:         r.ID,
 		Command:    r.Command,
@@ -87,10 +95,14 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 	case hub.OutcomeDecided:
 		if hubAns.Decision != nil {
 			if d, ok := hubDecisions[*hubAns.Decision]; ok {
-				ans := Answer{Decision: d, By: "hub"}
-				if d == Deny {
+				ans := Answer{Decision: d, By: "hub", Approver: approverOf(hubAns.Approver)}
+				switch d {
+				case Deny:
 					ans.Message = hubAns.Message
+				case AllowAlways:
+					ans.Patterns = hubAns.Patterns
 				}
+				h.decided(ans)
 				return ans, nil
 			}
 			return Answer{}, fmt.Errorf("hub: unknown decision %q", *hubAns.Decision)
@@ -98,6 +110,41 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 		return Answer{}, errors.New("hub: decided without a decision")
 	}
 	return Answer{}, fmt.Errorf("hub: unexpected outcome %q", hubAns.Outcome)
+}
+
+// waiting tells the Status terminal that the hub is asking, and how many
+// approvers could answer; nothing when none is connected (the hub then
+// says so at once and the next channel asks).
+func (h Hub) waiting(ctx context.Context) {
+	if h.Status == nil {
+		return
+	}
+	st, err := h.Client.Status(ctx)
+	if err != nil || st.Approvers == 0 {
+		return
+	}
+	fmt.Fprintf(h.Status, "execgate: waiting for an approver (%d connected)…\n", st.Approvers)
+}
+
+// decided tells the Status terminal who answered: "allowed once by ada
+// (web)".
+func (h Hub) decided(ans Answer) {
+	if h.Status == nil {
+		return
+	}
+	who := ans.Approver.Label()
+	if who == "" {
+		who = "the hub"
+	}
+	fmt.Fprintf(h.Status, "execgate: %s by %s\n", outcome(ans.Decision), display.Escape(who))
+}
+
+// approverOf copies the hub's word on who answered.
+func approverOf(a *hub.ApproverInfo) *Approver {
+	if a == nil {
+		return nil
+	}
+	return &Approver{Uid: a.Uid, User: a.User, Kind: a.Kind, Host: a.Host, Name: a.Name}
 }
 
 // hubProposals puts proposals on the wire.

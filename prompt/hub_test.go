@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,6 +104,10 @@ func TestHubDecisions(t *testing.T) {
 			seen := h.approve(t, tt.hub)
 			ans, err := shim.Ask(context.Background(), hubRequest())
 			require.NoError(t, err)
+			require.NotNil(t, ans.Approver, "who decided")
+			assert.Equal(t, os.Getuid(), ans.Approver.Uid)
+			assert.Equal(t, "approver", ans.Approver.Name)
+			ans.Approver = nil
 			assert.Equal(t, Answer{Decision: tt.want, By: "hub"}, ans)
 			a := <-seen
 			assert.Equal(t, "0123456789ab", a.ID)
@@ -211,4 +216,37 @@ func TestHubCancelWithdraws(t *testing.T) {
 	l, err := appr.List(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, l)
+}
+
+// TestHubChosenScopeAndStatus: the scope an approver picks reaches the
+// shim, and the person at the shim's terminal is told that the hub is
+// waiting and who decided.
+func TestHubChosenScopeAndStatus(t *testing.T) {
+	h := startRealHub(t)
+	var status bytes.Buffer
+	shim := Hub{Client: h.dial(t, hub.RoleRequester), Status: &status}
+	c := h.dial(t, hub.RoleApprover)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev, err := c.Subscribe(ctx)
+	require.NoError(t, err)
+	go func() {
+		for e := range ev {
+			if e.Name == hub.EventRequested {
+				var a hub.Approval
+				json.Unmarshal(e.Payload, &a)
+				c.ResolveWith(ctx, hub.ResolveParams{ID: a.ID, Decision: hub.AllowAlways, Patterns: []string{"npm run test **"}})
+				return
+			}
+		}
+	}()
+	r := hubRequest()
+	r.Proposals = []Proposal{{Text: "npm run test", Patterns: []string{"npm run test $", "npm run test **"}}}
+	ans, err := shim.Ask(ctx, r)
+	require.NoError(t, err)
+	assert.Equal(t, AllowAlways, ans.Decision)
+	assert.Equal(t, []string{"npm run test **"}, ans.Patterns)
+	who := ans.Approver.Label()
+	assert.Contains(t, who, "(approver)")
+	assert.Equal(t, "execgate: waiting for an approver (1 connected)…\nexecgate: allowed always by "+who+"\n", status.String())
 }

@@ -3,6 +3,7 @@ package prompt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -31,8 +32,9 @@ type Request struct {
 	Proposals []Proposal
 }
 
-// Proposal is one segment being approved and the allowlist pattern(s)
-// "allow always" would save for it (the first is the one saved).
+// Proposal is one segment being approved and the allowlist patterns
+// "allow always" may save for it, narrowest first: the person chooses one
+// (Answer.Patterns); without a choice the first is saved.
 type Proposal struct {
 	Text     string
 	Reasons  []string
@@ -60,6 +62,48 @@ type Answer struct {
 	TimedOut bool
 	// Message is the approver's note with a Deny, for the agent.
 	Message string
+	// Patterns are, with AllowAlways, the scopes the person chose: one per
+	// Request.Proposals entry, each one of its Patterns or "" (save nothing
+	// for that segment). Nil means no choice was made: the caller saves
+	// each proposal's first (narrowest) pattern.
+	Patterns []string
+	// Approver says who answered through the hub; nil for the terminal
+	// (the caller knows its own user).
+	Approver *Approver
+}
+
+// KindTTY is Approver.Kind for the shim's own terminal prompt.
+const KindTTY = "tty"
+
+// Approver is who answered a question, as the hub vouches for it.
+type Approver struct {
+	Uid  int    `json:"uid"`
+	User string `json:"user,omitempty"`
+	// Kind is the surface: "tui" (execgate approve), "web", "cli"
+	// (execgate resolve) or "tty" (the shim's own prompt).
+	Kind string `json:"kind,omitempty"`
+	Host string `json:"host,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// Label is how a person reads who decided: "ada (web)", falling back to
+// the uid and the client's name.
+func (a *Approver) Label() string {
+	if a == nil {
+		return ""
+	}
+	who := a.User
+	if who == "" {
+		who = fmt.Sprintf("uid %d", a.Uid)
+	}
+	kind := a.Kind
+	if kind == "" {
+		kind = a.Name
+	}
+	if kind == "" {
+		return who
+	}
+	return who + " (" + kind + ")"
 }
 
 // ErrUnavailable reports that a channel cannot ask anyone at all (no

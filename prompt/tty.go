@@ -25,6 +25,12 @@ import (
 // escape sequence) is ignored unless it holds Ctrl-C or Ctrl-D, which deny.
 // Keys typed before the question appears are discarded.
 //
+// The screen also shows what "always" would save for each segment. After
+// a, where a segment has more than one scope to choose from (the exact
+// command, or a wider pattern), the prompt lists them narrowest first and
+// a digit picks one, Enter the narrowest; s saves nothing for that
+// segment; Esc, Ctrl-C or d deny.
+//
 // Prompts on one terminal take turns: a second Ask waits (up to its Timeout,
 // without showing anything) until the first is answered. Cancel ctx on
 // signals so the terminal is always restored from raw mode.
@@ -210,8 +216,155 @@ func (s *screen) converse(ctx context.Context, in io.Reader, now func() time.Tim
 			hint, redraw = true, !hint
 			continue
 		}
-		return Answer{Decision: d, By: byTTY}, s.finish(outcome(d))
+		if d == AllowAlways && needsChoice(r.Proposals) {
+			return s.chooseScopes(ctx, in, now, deadline, r)
+		}
+		ans := Answer{Decision: d, By: byTTY}
+		if d == AllowAlways {
+			ans.Patterns = narrowest(r.Proposals)
+		}
+		return ans, s.finish(outcome(d))
 	}
+}
+
+// needsChoice reports whether some segment has more than one scope.
+func needsChoice(ps []Proposal) bool {
+	for _, p := range ps {
+		if len(p.Patterns) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// narrowest is each proposal's first pattern, nil without proposals.
+func narrowest(ps []Proposal) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if len(p.Patterns) > 0 {
+			out[i] = p.Patterns[0]
+		}
+	}
+	return out
+}
+
+// chooseScopes asks, for each segment with more than one scope, which one
+// "always" saves. A deny key, the timeout or ctx ends it as a deny.
+func (s *screen) chooseScopes(ctx context.Context, in io.Reader, now func() time.Time, deadline time.Time, r Request) (Answer, error) {
+	chosen := narrowest(r.Proposals)
+	buf := make([]byte, 64)
+	for i, p := range r.Proposals {
+		if len(p.Patterns) < 2 {
+			continue
+		}
+		if err := s.write(s.clearLine() + s.renderScopes(p)); err != nil {
+			return Answer{}, err
+		}
+		s.onStatus = false
+		prompt := fmt.Sprintf("save which? [1-%d], Enter = 1, [s]kip, [d]eny", len(p.Patterns))
+		shown := -1
+		quickEOFs := 0
+		for picked := false; !picked; {
+			if err := ctx.Err(); err != nil {
+				return Answer{}, errors.Join(err, s.finish("cancelled"))
+			}
+			left := 0
+			if !deadline.IsZero() {
+				rem := deadline.Sub(now())
+				if rem <= 0 {
+					return Answer{Decision: Deny, By: byTTY, TimedOut: true}, s.finish(fmt.Sprintf("no answer within %v; approval timed out", r.Timeout))
+				}
+				left = int((rem + time.Second - 1) / time.Second)
+			}
+			if left != shown {
+				line := prompt
+				if left > 0 {
+					line += fmt.Sprintf(" %ds", left)
+				}
+				if err := s.statusLine(line); err != nil {
+					return Answer{}, err
+				}
+				shown = left
+			}
+			start := time.Now()
+			n, err := in.Read(buf)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return Answer{}, fmt.Errorf("read: %w", err)
+			}
+			if n == 0 {
+				if time.Since(start) < 10*time.Millisecond {
+					if quickEOFs++; quickEOFs > 20 {
+						return Answer{}, errors.New("terminal hung up")
+					}
+				}
+				continue
+			}
+			quickEOFs = 0
+			pick, deny, ok := scopeKey(buf[:n], len(p.Patterns))
+			switch {
+			case deny:
+				return Answer{Decision: Deny, By: byTTY}, s.finish(outcome(Deny))
+			case !ok:
+				continue
+			case pick < 0:
+				chosen[i] = ""
+			default:
+				chosen[i] = p.Patterns[pick]
+			}
+			picked = true
+		}
+	}
+	return Answer{Decision: AllowAlways, By: byTTY, Patterns: chosen}, s.finish(outcome(AllowAlways))
+}
+
+// scopeKey maps one read during the scope choice: a digit 1..n picks that
+// scope, Enter the first, s none (-1); a deny key denies. Like the main
+// keys, only a lone key press counts.
+func scopeKey(keys []byte, n int) (pick int, deny, ok bool) {
+	if len(keys) != 1 {
+		return 0, bytes.IndexByte(keys, keyCtrlC) >= 0 || bytes.IndexByte(keys, keyCtrlD) >= 0, false
+	}
+	k := keys[0]
+	switch {
+	case k >= '1' && k <= '9' && int(k-'0') <= n:
+		return int(k - '1'), false, true
+	case k == '\r' || k == '\n':
+		return 0, false, true
+	case k == 's' || k == 'S':
+		return -1, false, true
+	case k == 'd' || k == 'D' || k == 'n' || k == 'N' || k == keyEsc || k == keyCtrlC || k == keyCtrlD:
+		return 0, true, false
+	}
+	return 0, false, false
+}
+
+// renderScopes lists one segment's scopes, numbered narrowest first.
+func (s *screen) renderScopes(p Proposal) string {
+	var b strings.Builder
+	b.WriteString("\r\n")
+	s.field(&b, "always", []string{p.Text}, "for ", "")
+	lines := make([]string, len(p.Patterns))
+	for i, pat := range p.Patterns {
+		lines[i] = fmt.Sprintf("[%d] %s%s", i+1, pat, scopeNote(pat, i))
+	}
+	s.field(&b, "", lines, "", "")
+	return b.String()
+}
+
+// scopeNote says in words what a scope covers.
+func scopeNote(pat string, i int) string {
+	switch {
+	case strings.HasSuffix(pat, " $"):
+		return "  (this exact command)"
+	case strings.HasSuffix(pat, " **"):
+		return "  (with any further arguments)"
+	case i == 0:
+		return "  (these words, then any)"
+	}
+	return ""
 }
 
 // decide maps what one read returned to a decision.
@@ -289,7 +442,24 @@ func (s *screen) render(r Request) string {
 	if len(r.Reasons) > 0 {
 		s.field(&b, "reasons", r.Reasons, "- ", "")
 	}
+	if always := alwaysLines(r.Proposals); len(always) > 0 {
+		s.field(&b, "always", always, "", "")
+	}
 	return b.String()
+}
+
+// alwaysLines say what [a]lways may save, one line per segment: its
+// scopes, narrowest first, or that nothing describes it.
+func alwaysLines(ps []Proposal) []string {
+	var out []string
+	for _, p := range ps {
+		if len(p.Patterns) == 0 {
+			out = append(out, "nothing for "+p.Text+" (it will be asked again)")
+			continue
+		}
+		out = append(out, strings.Join(p.Patterns, "  or  "))
+	}
+	return out
 }
 
 // field writes one labelled value of several lines, each escaped, starting
@@ -338,6 +508,11 @@ func (s *screen) status(hint bool, left int) error {
 	if left > 0 {
 		line += fmt.Sprintf(" %ds", left)
 	}
+	return s.statusLine(line)
+}
+
+// statusLine draws line (the prompt's own text) as the status line.
+func (s *screen) statusLine(line string) error {
 	// A status line that wrapped could not be redrawn in place.
 	line = line[:min(len(line), max(s.width-1, 1))]
 	err := s.write(s.clearLine() + line)

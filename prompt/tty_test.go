@@ -453,3 +453,77 @@ func checkLayout(t *testing.T, screen string, width int) {
 		assert.Less(t, cells, width, "row %d too wide: %q", i, row)
 	}
 }
+
+// scopedReq has one segment with a choice of scopes and one without.
+var scopedReq = Request{
+	ID: "req-2", Command: "npm run test && rm -rf dist", Cwd: "/home/me/project", Agent: "claude",
+	Risk: "needs-review", Reasons: []string{"runs a project script"}, Timeout: 30 * time.Second,
+	Proposals: []Proposal{
+		{Text: "npm run test", Patterns: []string{"npm run test $", "npm run test **"}},
+		{Text: "rm -rf dist", Patterns: []string{"rm -rf dist $"}},
+	},
+}
+
+// TestTTYAlwaysChoosesScope (issue 15): the prompt shows what "always"
+// saves before the person answers, and after a lets them choose the scope
+// per segment; a deny key during the choice denies.
+func TestTTYAlwaysChoosesScope(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, keys string
+		want       Answer
+	}{
+		{"a digit picks", "2", Answer{Decision: AllowAlways, By: "tty", Patterns: []string{"npm run test **", "rm -rf dist $"}}},
+		{"Enter picks the narrowest", "\r", Answer{Decision: AllowAlways, By: "tty", Patterns: []string{"npm run test $", "rm -rf dist $"}}},
+		{"s saves nothing for it", "s", Answer{Decision: AllowAlways, By: "tty", Patterns: []string{"", "rm -rf dist $"}}},
+		{"Esc denies", "\x1b", Answer{Decision: Deny, By: "tty"}},
+		{"d denies", "d", Answer{Decision: Deny, By: "tty"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := newVT(t)
+			ch := v.ask(t.Context(), TTY{}, scopedReq)
+			v.waitFor(statusMark, 1)
+			assert.Contains(t, v.screen(), "npm run test $  or  npm run test **", "what always saves is shown before answering")
+			v.press("a")
+			v.waitFor("save which? [1-2]", 1)
+			assert.Contains(t, v.screen(), "[2] npm run test **  (with any further arguments)")
+			v.press(tc.keys)
+			res := wait(t, ch)
+			require.NoError(t, res.err)
+			assert.Equal(t, tc.want, res.ans)
+		})
+	}
+}
+
+// TestTTYAlwaysWithoutChoice: with one scope per segment there is nothing
+// to choose; the narrowest is what the answer says to save.
+func TestTTYAlwaysWithoutChoice(t *testing.T) {
+	t.Parallel()
+	v := newVT(t)
+	r := scopedReq
+	r.Proposals = []Proposal{{Text: "rm -rf dist", Patterns: []string{"rm -rf dist $"}}, {Text: "sudo x"}}
+	ch := v.ask(t.Context(), TTY{}, r)
+	v.waitFor(statusMark, 1)
+	assert.Contains(t, v.screen(), "nothing for sudo x (it will be asked again)")
+	v.press("a")
+	res := wait(t, ch)
+	require.NoError(t, res.err)
+	assert.Equal(t, Answer{Decision: AllowAlways, By: "tty", Patterns: []string{"rm -rf dist $", ""}}, res.ans)
+}
+
+func TestScopeKey(t *testing.T) {
+	for _, tc := range []struct {
+		keys           string
+		pick           int
+		deny, accepted bool
+	}{
+		{"1", 0, false, true}, {"2", 1, false, true}, {"3", 0, false, false}, {"0", 0, false, false},
+		{"\r", 0, false, true}, {"s", -1, false, true}, {"x", 0, false, false},
+		{"\x1b", 0, true, false}, {"12", 0, false, false}, {"1\x03", 0, true, false},
+	} {
+		pick, deny, ok := scopeKey([]byte(tc.keys), 2)
+		assert.Equal(t, []any{tc.pick, tc.deny, tc.accepted}, []any{pick, deny, ok}, "%q", tc.keys)
+	}
+}

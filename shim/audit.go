@@ -19,6 +19,7 @@ import (
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/internal/redact"
 	"github.com/execgate/execgate/internal/state"
+	"github.com/execgate/execgate/prompt"
 )
 
 // Audit event names.
@@ -76,6 +77,10 @@ type Event struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 	// Allowlisted lists the patterns added by "allow always".
 	Allowlisted []string `json:"allowlisted,omitempty"`
+	// Approver is the person who answered (uid, user, tui/web/cli/tty,
+	// host), when one did; Scope is "once" or "always" for their allow.
+	Approver *prompt.Approver `json:"approver,omitempty"`
+	Scope    string           `json:"scope,omitempty"`
 	// Message is the line shown to the agent on a denial.
 	Message    string `json:"message,omitempty"`
 	ExitStatus *int   `json:"exitStatus,omitempty"`
@@ -443,4 +448,13 @@ func readEvent(line []byte, since time.Time, st *ReadStats, fn func(Event, []byt
 		return nil
 	}
 	return fn(ev, line)
+}
+
+// Who names who decided ev for a person: the approver ("ada (web)") when
+// a person did, else DecidedBy ("policy", "fallback" …).
+func (ev Event) Who() string {
+	if ev.Approver != nil {
+		return ev.Approver.Label()
+	}
+	return ev.DecidedBy
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,7 +32,17 @@ type verdict struct {
 	added      []string // patterns "allow always" saved
 	nobody     bool     // a human was wanted and nobody could be asked
 	timedOut   bool     // a human was asked and did not answer in time
+	// approver is who answered, when a person did; scope is "once" or
+	// "always" for a person's allow.
+	approver *prompt.Approver
+	scope    string
 }
+
+// Scopes of a person's allow, for Event.Scope.
+const (
+	ScopeOnce   = "once"
+	ScopeAlways = "always"
+)
 
 // settings are the shim's own configuration: the shell and the output cap.
 type settings struct {
@@ -158,12 +170,16 @@ func (s *session) decide(ctx context.Context, id string, req policy.Request, res
 	if v.by == "" {
 		v.by = ByTTY
 	}
+	v.approver = ans.Approver
+	if v.by == ByTTY && v.approver == nil {
+		v.approver = localApprover()
+	}
 	switch ans.Decision {
 	case prompt.AllowOnce:
-		v.allow = true
+		v.allow, v.scope = true, ScopeOnce
 	case prompt.AllowAlways:
-		v.allow = true
-		v.added = s.allowAlways(ctx, req, configPath, res)
+		v.allow, v.scope = true, ScopeAlways
+		v.added = s.allowAlways(ctx, req, configPath, res, ans.Patterns)
 	default:
 		v.message = refusedLine(v.by, ans.Message)
 	}
@@ -285,30 +301,57 @@ func notCovered(res policy.Result) string {
 // maxShown bounds command text quoted in a reason.
 const maxShown = 300
 
-// allowAlways saves a pattern for each segment that needed approval, so
-// that the same command runs without asking next time, and returns the
-// patterns added. A failure is logged, not fatal: the human did approve
-// this run.
-func (s *session) allowAlways(ctx context.Context, req policy.Request, configPath string, res policy.Result) []string {
+// allowAlways saves, for each segment that needed approval, the scope the
+// person chose (chosen, one per proposal; nil: the narrowest), so that the
+// command runs without asking next time, and returns the patterns added.
+// Only a pattern the engine proposes for that very segment is ever saved:
+// a choice that is not one (a buggy or hostile approver, proposals that
+// changed) is refused with a warning, never widened into a grant. A
+// failure is logged, not fatal: the human did approve this run.
+func (s *session) allowAlways(ctx context.Context, req policy.Request, configPath string, res policy.Result, chosen []string) []string {
 	if s.engine == nil {
 		return nil
 	}
+	targets := alwaysTargets(res)
+	if chosen != nil && len(chosen) != len(targets) {
+		s.warnf("allow always: %d scopes chosen for %d segments; nothing saved", len(chosen), len(targets))
+		return nil
+	}
 	var patterns []string
-	for _, seg := range alwaysTargets(res) {
-		p := s.engine.Suggest(seg)
-		if p == "" {
-			s.warnf("allow always: no pattern describes %q; it will be asked again", display.Flatten(seg.Text, maxShown))
+	for i, seg := range targets {
+		p, err := s.scopeFor(seg, chosen, i)
+		if err != nil {
+			s.warnf("allow always: %v", err)
 			continue
 		}
-		if !slices.Contains(patterns, p) {
+		if p != "" && !slices.Contains(patterns, p) {
 			patterns = append(patterns, p)
 		}
 	}
 	return s.saveAlways(ctx, req, configPath, patterns)
 }
 
+// scopeFor is the pattern to save for seg: the i-th choice when there are
+// choices ("" when the person chose none), else the narrowest proposal.
+func (s *session) scopeFor(seg *policy.Segment, chosen []string, i int) (string, error) {
+	proposals := s.engine.Proposals(seg)
+	shown := display.Flatten(seg.Text, maxShown)
+	switch {
+	case chosen != nil && chosen[i] == "":
+		return "", nil
+	case chosen != nil && !slices.Contains(proposals, chosen[i]):
+		return "", fmt.Errorf("%q was not proposed for %q; nothing saved for it", display.Flatten(chosen[i], maxShown), shown)
+	case chosen != nil:
+		return chosen[i], nil
+	case len(proposals) == 0:
+		return "", fmt.Errorf("no pattern describes %q; it will be asked again", shown)
+	}
+	return proposals[0], nil
+}
+
 // proposals tells approvers, per segment "allow always" would cover, its
-// reasons and the pattern it would save (none: it will be asked again).
+// reasons and the scopes it may save, narrowest first (none: it will be
+// asked again).
 func (s *session) proposals(res policy.Result) []prompt.Proposal {
 	if s.engine == nil {
 		return nil
@@ -319,9 +362,7 @@ func (s *session) proposals(res policy.Result) []prompt.Proposal {
 		for _, r := range seg.Reasons {
 			p.Reasons = append(p.Reasons, r.Text)
 		}
-		if pat := s.engine.Suggest(seg); pat != "" {
-			p.Patterns = []string{pat}
-		}
+		p.Patterns = s.engine.Proposals(seg)
 		out = append(out, p)
 	}
 	return out
@@ -426,4 +467,19 @@ func resolvedPath(program string) string {
 		return program
 	}
 	return policy.LookPath(program)
+}
+
+// localApprover is the person at this terminal: the shim's own user.
+func localApprover() *prompt.Approver {
+	a := &prompt.Approver{Uid: os.Getuid(), Kind: prompt.KindTTY}
+	if u, err := user.Current(); err == nil {
+		a.User = u.Username
+	}
+	a.Host, _ = os.Hostname()
+	return a
+}
+
+// stamp records on ev who decided v and how.
+func (v verdict) stamp(ev *Event) {
+	ev.DecidedBy, ev.ApprovalID, ev.Approver, ev.Scope = v.by, v.approvalID, v.approver, v.scope
 }

@@ -163,7 +163,8 @@ func (j *judge) decide(ctx context.Context, src string) error {
 	}
 	ev := s.ev
 	ev.Event, ev.Command, ev.Risk, ev.Reasons = EventDenied, src, res.Risk.String(), res.Reasons
-	ev.Decision, ev.DecidedBy, ev.ApprovalID, ev.Message = string(policy.Deny), v.by, v.approvalID, v.message
+	ev.Decision, ev.Message = string(policy.Deny), v.message
+	v.stamp(&ev)
 	s.record(ev)
 	return errors.New(v.message)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/prompt"
 )
 
 // hubWait bounds each exchange with the hub that a command waits on before
@@ -126,6 +127,14 @@ func describeOverride(o config.Override) string {
 	return strings.Join(parts, " ")
 }
 
+// approverInfo puts who decided on the wire.
+func approverInfo(a *prompt.Approver) *hub.ApproverInfo {
+	if a == nil {
+		return nil
+	}
+	return &hub.ApproverInfo{Uid: a.Uid, User: a.User, Kind: a.Kind, Host: a.Host, Name: a.Name}
+}
+
 // report tells the hub's subscribers what happened, without waiting.
 func (s *session) report(ev Event) {
 	if s.hub == nil {
@@ -139,6 +148,7 @@ func (s *session) report(ev Event) {
 	err := s.hub.Report(hub.ExecReport{
 		Event: ev.Event, ID: ev.ID, ApprovalID: ev.ApprovalID, Command: ev.Command, Cwd: ev.Cwd,
 		AgentID: ev.Agent, Risk: ev.Risk, Reasons: ev.Reasons, DecidedBy: ev.DecidedBy,
+		Approver: approverInfo(ev.Approver), Scope: ev.Scope, Allowlisted: ev.Allowlisted,
 		ExitStatus: ev.ExitStatus, DurationMs: ev.DurationMs, Pid: ev.Pid, TimeMs: ev.Time.UnixMilli(),
 	})
 	if err != nil {

@@ -446,13 +446,15 @@ func (s *session) interactive(ctx context.Context, run interp.Options, req polic
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
 	if !v.allow {
 		ev := s.ev
-		ev.Event, ev.DecidedBy, ev.ApprovalID, ev.Message = EventDenied, v.by, v.approvalID, v.message
+		ev.Event, ev.Message = EventDenied, v.message
+		v.stamp(&ev)
 		ev.Decision = string(policy.Deny)
 		s.record(ev)
 		fmt.Fprintln(s.o.Stderr, v.message)
 		return ExitDenied, 0, true
 	}
-	s.ev.DecidedBy, s.ev.ApprovalID, s.ev.Decision = v.by, v.approvalID, string(policy.Allow)
+	v.stamp(&s.ev)
+	s.ev.Decision = string(policy.Allow)
 
 	run.Argv, run.Env, run.MaxBytes = plan.argv, gateEnviron(s.o.Environ, plan.drop, plan.env), 0
 	ev := s.ev

@@ -135,7 +135,8 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		Message: v.message, Allowlisted: v.added,
 	}
 	ev := s.ev
-	ev.DecidedBy, ev.ApprovalID, ev.Message, ev.Allowlisted = v.by, v.approvalID, v.message, v.added
+	v.stamp(&ev)
+	ev.Message, ev.Allowlisted = v.message, v.added
 	if o.Defer && v.nobody {
 		j.Allow, j.DecidedBy, j.Message = false, ByAgent, ""
 		ev.Event, ev.Decision, ev.DecidedBy, ev.Message = EventDeferred, string(policy.AskHuman), ByAgent, ""

@@ -190,6 +190,17 @@ func (s *session) agentOwnsTerminal() bool {
 	return s.envelope != nil || config.AgentSignature(s.o.Environ) != ""
 }
 
+// statusTerminal is where the person who started the command is told
+// that the hub is asking and who answered: stderr when it is a terminal
+// and no agent owns it (its text would go to the model), else nil.
+func (s *session) statusTerminal() io.Writer {
+	f := s.o.Stderr
+	if !isTerminal(f) || s.agentOwnsTerminal() {
+		return nil
+	}
+	return f
+}
+
 // run is Main without the exit: it returns the status and the signal to
 // re-raise, if any.
 func (s *session) run(ctx context.Context) (int, syscall.Signal) {
@@ -258,7 +269,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	defaultAsker := s.o.Asker == nil
 	if defaultAsker {
 		// The hub's approvers first, then whoever is at the terminal.
-		s.o.Asker = prompt.Chain{prompt.Hub{Client: s.hub, Refused: hubRefused}, prompt.TTY{}}
+		s.o.Asker = prompt.Chain{prompt.Hub{Client: s.hub, Refused: hubRefused, Status: s.statusTerminal()}, prompt.TTY{}}
 	}
 	req.Policy = s.sessionPolicy(ctx, agent, req.Policy)
 	s.ev = Event{ID: newID(), Pid: os.Getpid(), Agent: agent, Cwd: cwd}
@@ -302,13 +313,15 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
 	if !v.allow {
 		ev := s.ev
-		ev.Event, ev.DecidedBy, ev.ApprovalID, ev.Message = EventDenied, v.by, v.approvalID, v.message
+		ev.Event, ev.Message = EventDenied, v.message
+		v.stamp(&ev)
 		ev.Decision = string(policy.Deny)
 		s.record(ev)
 		fmt.Fprintln(s.o.Stderr, v.message)
 		return ExitDenied, 0
 	}
-	s.ev.DecidedBy, s.ev.ApprovalID, s.ev.Allowlisted = v.by, v.approvalID, v.added
+	v.stamp(&s.ev)
+	s.ev.Allowlisted = v.added
 	s.ev.Decision = string(policy.Allow)
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)

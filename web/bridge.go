@@ -37,6 +37,10 @@ type op struct {
 	ID       string `json:"id,omitempty"`
 	Decision string `json:"decision,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Scopes choose, with allow-always, one proposed pattern per segment
+	// by its index (-1: nothing saved for it). The page names patterns by
+	// index because it only holds their escaped text.
+	Scopes []int `json:"scopes,omitempty"`
 	// history, sessions
 	Agent string `json:"agent,omitempty"`
 	Risk  string `json:"risk,omitempty"`
@@ -270,7 +274,17 @@ func (t *tab) do(ctx context.Context, o op) (any, error) {
 	defer cancel()
 	switch o.Op {
 	case "resolve":
-		a, err := c.ResolveWith(ctx, hub.ResolveParams{ID: o.ID, Decision: o.Decision, Message: o.Message})
+		p := hub.ResolveParams{ID: o.ID, Decision: o.Decision, Message: o.Message}
+		if len(o.Scopes) > 0 {
+			pending, err := c.Get(ctx, o.ID)
+			if err != nil {
+				return nil, err
+			}
+			if p.Patterns, err = scopePatterns(pending.Proposals, o.Scopes); err != nil {
+				return nil, err
+			}
+		}
+		a, err := c.ResolveWith(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -304,4 +318,24 @@ func (t *tab) do(ctx context.Context, o op) (any, error) {
 		return nil, c.ClearSession(ctx, o.Agent)
 	}
 	return nil, fmt.Errorf("unknown operation %q", o.Op)
+}
+
+// scopePatterns turns the page's choice of scope indexes into the patterns
+// to save, one per proposal ("" for -1); an index out of range is an error
+// (the hub would refuse a pattern it did not propose anyway).
+func scopePatterns(proposals []hub.SegmentProposal, scopes []int) ([]string, error) {
+	if len(scopes) != len(proposals) {
+		return nil, fmt.Errorf("%d scopes chosen for %d segments; reload the page", len(scopes), len(proposals))
+	}
+	out := make([]string, len(scopes))
+	for i, k := range scopes {
+		switch {
+		case k == -1:
+		case k < 0 || k >= len(proposals[i].Patterns):
+			return nil, fmt.Errorf("segment %d has no scope %d; reload the page", i+1, k)
+		default:
+			out[i] = proposals[i].Patterns[k]
+		}
+	}
+	return out, nil
 }

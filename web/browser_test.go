@@ -151,6 +151,33 @@ func TestBrowserRequestAppearsAndAllowOnce(t *testing.T) {
 	run(t, tab, chromedp.WaitNotPresent(css(cardSel(q.id))))
 }
 
+// Allow always with a chosen scope saves exactly that pattern: the page
+// offers each segment's scopes narrowest first and sends the choice, and a
+// segment without a choice keeps its only scope.
+func TestBrowserAllowAlwaysChosenScope(t *testing.T) {
+	e := startEnv(t)
+	tab := e.newTab(t, browser(t))
+	q := e.ask(t, hub.ApprovalRequest{Command: "npm run test && rm -rf dist", Cwd: "/work/app", AgentID: "claude", Risk: "needs-review",
+		Reasons: []string{"runs a project script"},
+		Proposals: []hub.SegmentProposal{
+			{Text: "npm run test", Patterns: []string{"npm run test $", "npm run test **"}},
+			{Text: "rm -rf dist", Patterns: []string{"rm -rf dist $"}},
+		}})
+	sel := cardSel(q.id) + " select.scope"
+	run(t, tab, chromedp.WaitVisible(css(sel)))
+	options := value(t, tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+sel+` option')].map(o => o.textContent)`))
+	require.Equal(t, []string{"npm run test $", "npm run test **", "nothing (ask again)"}, options)
+	require.Equal(t, "npm run test $", value(t, tab, chromedp.Evaluate[string](`(() => { const s = document.querySelector('`+sel+`'); return s.options[s.selectedIndex].textContent; })()`)), "the narrowest is preselected")
+	run(t, tab,
+		chromedp.SetValue(css(sel), "1"),
+		chromedp.Click(css(cardSel(q.id)+" button.allow-always")),
+	)
+	a := q.answer(t)
+	require.Equal(t, hub.AllowAlways, *a.Decision)
+	require.Equal(t, []string{"npm run test **", "rm -rf dist $"}, a.Patterns)
+	require.NotNil(t, a.Approver)
+}
+
 func TestBrowserDenyWithMessage(t *testing.T) {
 	e := startEnv(t)
 	tab := e.newTab(t, browser(t))

@@ -107,6 +107,7 @@ type historyRow struct {
 	Risk     string   `json:"risk"`
 	Decision string   `json:"decision"`
 	By       string   `json:"by"`
+	Scope    string   `json:"scope,omitempty"` // once, always: a person's allow
 	Always   []string `json:"always,omitempty"`
 	Command  string   `json:"command"`
 	Message  string   `json:"message,omitempty"`
@@ -136,7 +137,7 @@ func history(path, agent, risk string, now time.Time) ([]historyRow, error) {
 		}
 		rows = append(rows, historyRow{
 			TimeMs: ev.Time.UnixMilli(), Agent: display.Escape(ev.Agent), Risk: riskClass(ev.Risk),
-			Decision: display.Escape(ev.Decision), By: display.Escape(ev.DecidedBy), Always: escapeAll(ev.Allowlisted),
+			Decision: display.Escape(ev.Decision), By: display.Escape(ev.Who()), Scope: ev.Scope, Always: escapeAll(ev.Allowlisted),
 			Command: display.Clip(ev.Command, historyCommand), Message: display.Escape(ev.Message),
 		})
 		if len(rows) > 2*historyRows {

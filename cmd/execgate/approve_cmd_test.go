@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/prompt"
+	"github.com/execgate/execgate/shim"
 )
 
 // wiredBinary returns the execgate binary, or skips when the root command
@@ -179,4 +181,32 @@ func TestHubDetach(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	_, err = os.Lstat(e.socket)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "the hub removed its socket: %v", err)
+}
+
+// TestPastDecisions: the approver's history pane reads the audit log's
+// decisions, newest first, naming who decided.
+func TestPastDecisions(t *testing.T) {
+	state := t.TempDir()
+	g := &globals{getenv: func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}}
+	path, err := shim.DefaultAuditPath(g.getenv)
+	require.NoError(t, err)
+	audit := shim.AuditLog{Path: path}
+	now := time.Now()
+	require.NoError(t, audit.Append(shim.Event{Time: now.Add(-2 * time.Minute), Event: shim.EventStarted, Agent: "claude-code", Command: "npm run test",
+		Decision: "allow", Scope: "always", Allowlisted: []string{"npm run test **"}, Approver: &prompt.Approver{Uid: 1000, User: "ada", Kind: "web"}}))
+	require.NoError(t, audit.Append(shim.Event{Time: now.Add(-time.Minute), Event: shim.EventFinished, Agent: "claude-code", Command: "npm run test"}))
+	require.NoError(t, audit.Append(shim.Event{Time: now, Event: shim.EventDenied, Agent: "codex", Command: "rm -rf /", Decision: "deny", DecidedBy: "policy"}))
+	rows, err := pastDecisions(g, now.Add(time.Second))
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, "rm -rf /", rows[0].Command)
+	assert.Equal(t, "policy", rows[0].Who)
+	assert.Equal(t, "ada (web)", rows[1].Who)
+	assert.Equal(t, "always", rows[1].Scope)
+	assert.Equal(t, []string{"npm run test **"}, rows[1].Saved)
 }

@@ -75,18 +75,30 @@ func hubTarget(g *globals) (socket, token string, err error) {
 
 // dialApprover connects to the hub as an approver named name.
 func dialApprover(ctx context.Context, g *globals, name string) (*hub.Client, string, error) {
+	return dialAs(ctx, g, hub.DialOptions{Role: hub.RoleApprover, Name: name})
+}
+
+// dialAs connects to the hub with o's role, name and kind, filling in
+// where the hub listens and the token.
+func dialAs(ctx context.Context, g *globals, o hub.DialOptions) (*hub.Client, string, error) {
 	socket, token, err := hubTarget(g)
 	if err != nil {
 		return nil, socket, err
 	}
-	c, err := hub.Dial(ctx, hub.DialOptions{Socket: socket, Token: token, Role: hub.RoleApprover, Name: name})
+	o.Socket, o.Token = socket, token
+	c, err := hub.Dial(ctx, o)
 	return c, socket, err
 }
 
 // connect dials for a one-shot command; with no hub it prints one line
 // and the error makes the command exit 3.
 func connect(ctx context.Context, g *globals, name string) (*hub.Client, error) {
-	c, socket, err := dialApprover(ctx, g, name)
+	return connectAs(ctx, g, hub.DialOptions{Role: hub.RoleApprover, Name: name})
+}
+
+// connectAs is connect with o's role and kind.
+func connectAs(ctx context.Context, g *globals, o hub.DialOptions) (*hub.Client, error) {
+	c, socket, err := dialAs(ctx, g, o)
 	if errors.Is(err, hub.ErrNoHub) {
 		fmt.Fprintf(g.stderr, "execgate: hub not running (socket %s); start it with: execgate hub --detach\n", socket)
 		return nil, exitCodeError{exitNoHub}
@@ -471,7 +483,28 @@ func printPending(w io.Writer, list []hub.Approval, now time.Time) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("print approvals: %w", err)
 	}
+	// What allow-always may save, per segment, for resolve --pattern.
+	for _, a := range list {
+		for _, p := range a.Proposals {
+			scopes := "nothing (asked again next time)"
+			if len(p.Patterns) > 0 {
+				scopes = strings.Join(escapeAll(p.Patterns), " | ")
+			}
+			if _, err := fmt.Fprintf(w, "%s always: %s   for %s\n", approve.ShortID(a.ID), scopes, display.Escape(p.Text)); err != nil {
+				return fmt.Errorf("print approvals: %w", err)
+			}
+		}
+	}
 	return nil
+}
+
+// escapeAll escapes each string for the terminal.
+func escapeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = display.Escape(s)
+	}
+	return out
 }
 
 func printJSON(g *globals, v any) error {
@@ -497,11 +530,24 @@ var decisions = []string{hub.AllowOnce, hub.AllowAlways, hub.Deny}
 const minIDPrefix = 4
 
 func newResolveCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "resolve ID allow-once|allow-always|deny",
+	var patterns []string
+	var message string
+	cmd := &cobra.Command{
+		Use:   "resolve ID allow-once|allow-always|deny [--pattern P]... [--message M]",
 		Short: "Answer a pending approval (ID may be a unique prefix)",
+		Long: `resolve answers a pending approval (see execgate pending, which lists
+what "allow always" may save for each segment, narrowest first).
+
+With allow-always, --pattern chooses the scope to save, one of the
+patterns proposed for a segment; give it once per segment to save for.
+Segments no --pattern names get nothing saved (they will be asked again).
+Without --pattern each segment's narrowest proposal is saved. The hub
+refuses a pattern that was not proposed. With deny, --message reaches
+the agent in its refusal line.`,
 		Example: `  execgate pending
-  execgate resolve 3f9a allow-once`,
+  execgate resolve 3f9a allow-once
+  execgate resolve 3f9a allow-always --pattern 'npm run test **'
+  execgate resolve 3f9a deny --message 'use make test instead'`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("resolve needs an ID and a decision: execgate resolve ID allow-once|allow-always|deny")
@@ -515,23 +561,86 @@ func newResolveCmd(g *globals) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(patterns) > 0 && args[1] != hub.AllowAlways {
+				return usagef("resolve: --pattern goes with allow-always only")
+			}
+			if message != "" && args[1] != hub.Deny {
+				return usagef("resolve: --message goes with deny only")
+			}
 			ctx := cmd.Context()
-			c, err := connect(ctx, g, clientName(g, "resolve"))
+			c, err := connectAs(ctx, g, hub.DialOptions{Role: hub.RoleApprover, Name: clientName(g, "resolve"), Kind: hub.KindCLI})
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			a, err := c.Resolve(ctx, args[0], args[1])
-			if isNotFound(err) {
-				return fmt.Errorf("no pending approval %s (unknown, expired or already resolved)", display.Escape(args[0]))
+			p := hub.ResolveParams{ID: args[0], Decision: args[1], Message: message}
+			if len(patterns) > 0 {
+				pending, err := c.Get(ctx, args[0])
+				if err != nil {
+					return resolveErr(args[0], err)
+				}
+				if p.Patterns, err = chooseScopes(pending.Proposals, patterns); err != nil {
+					return usagef("resolve: %v", err)
+				}
 			}
+			a, err := c.ResolveWith(ctx, p)
 			if err != nil {
-				return fmt.Errorf("resolve %s: %w", display.Escape(args[0]), err)
+				return resolveErr(args[0], err)
 			}
 			fmt.Fprintf(g.stdout, "%s: %s %s\n", approve.PastTense(args[1]), approve.ShortID(a.ID), display.Escape(a.Command))
+			if args[1] == hub.AllowAlways {
+				for _, line := range approve.SavedLines(a) {
+					fmt.Fprintf(g.stdout, "  %s\n", line)
+				}
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringArrayVar(&patterns, "pattern", nil, "with allow-always: the proposed pattern to save for a segment (repeat for several segments)")
+	cmd.Flags().StringVar(&message, "message", "", "with deny: a note for the agent, shown in its refusal line")
+	return cmd
+}
+
+// resolveErr says why resolving id failed, in one line.
+func resolveErr(id string, err error) error {
+	if isNotFound(err) {
+		return fmt.Errorf("no pending approval %s (unknown, expired or already resolved)", display.Escape(id))
+	}
+	return fmt.Errorf("resolve %s: %w", display.Escape(id), err)
+}
+
+// chooseScopes places each chosen pattern at the proposal that offers it
+// ("" for the others: nothing saved). A pattern no proposal offers, or two
+// for one segment, is an error that lists what is on offer.
+func chooseScopes(proposals []hub.SegmentProposal, chosen []string) ([]string, error) {
+	out := make([]string, len(proposals))
+	for _, c := range chosen {
+		i := slices.IndexFunc(proposals, func(p hub.SegmentProposal) bool { return slices.Contains(p.Patterns, c) })
+		if i < 0 {
+			var offered []string
+			for _, p := range proposals {
+				offered = append(offered, p.Patterns...)
+			}
+			if len(offered) == 0 {
+				return nil, fmt.Errorf("pattern %q was not proposed: this request proposes none", c)
+			}
+			return nil, fmt.Errorf("pattern %q was not proposed; choose from %s", c, strings.Join(quoteAll(offered), ", "))
+		}
+		if out[i] != "" && out[i] != c {
+			return nil, fmt.Errorf("patterns %q and %q are both for %q; give one", out[i], c, proposals[i].Text)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// quoteAll quotes each string for a message.
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // ---- execgate watch ----
@@ -545,7 +654,9 @@ func newWatchCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			c, err := connect(ctx, g, clientName(g, "watch"))
+			// A watcher: it sees everything and answers nothing, so the
+			// hub never counts it as someone who can approve.
+			c, err := connectAs(ctx, g, hub.DialOptions{Role: hub.RoleWatcher, Name: clientName(g, "watch")})
 			if err != nil {
 				return err
 			}
@@ -595,8 +706,16 @@ var approvalEvents = []struct {
 			display.Escape(a.Risk), left, display.Escape(a.Command))
 	}},
 	{hub.EventResolved, func(a hub.Approval) string {
+		by := display.Escape(a.ResolvedBy)
+		if w := a.Approver; w != nil && w.User != "" {
+			by += " (" + display.Escape(w.User)
+			if w.Kind != "" {
+				by += ", " + display.Escape(w.Kind)
+			}
+			by += ")"
+		}
 		return fmt.Sprintf("resolved %s %s by %s: %s", approve.ShortID(a.ID), display.Escape(a.Decision),
-			display.Escape(a.ResolvedBy), display.Escape(a.Command))
+			by, display.Escape(a.Command))
 	}},
 	{hub.EventExpired, func(a hub.Approval) string {
 		return fmt.Sprintf("expired %s: %s", approve.ShortID(a.ID), display.Escape(a.Command))

@@ -104,6 +104,16 @@ func (e *hubCLIEnv) waitApprovers(t *testing.T, n int) {
 	}, 10*time.Second, 10*time.Millisecond, "waiting for %d approvers", n)
 }
 
+// waitWatchers waits until n watchers are subscribed.
+func (e *hubCLIEnv) waitWatchers(t *testing.T, n int) {
+	t.Helper()
+	c := e.dial(t, hub.RoleApprover, "probe")
+	require.Eventually(t, func() bool {
+		st, err := c.Status(context.Background())
+		return err == nil && st.Watchers == n
+	}, 10*time.Second, 10*time.Millisecond, "waiting for %d watchers", n)
+}
+
 // asked is an approval request in flight and, once answered, its answer.
 type asked struct {
 	done chan struct{}
@@ -112,7 +122,7 @@ type asked struct {
 }
 
 // request asks the hub about command as a shim would, without waiting.
-func (e *hubCLIEnv) request(t *testing.T, id, command string) *asked {
+func (e *hubCLIEnv) request(t *testing.T, id, command string, proposals ...hub.SegmentProposal) *asked {
 	t.Helper()
 	c := e.dial(t, hub.RoleRequester, "shim")
 	a := &asked{done: make(chan struct{})}
@@ -120,7 +130,7 @@ func (e *hubCLIEnv) request(t *testing.T, id, command string) *asked {
 		defer close(a.done)
 		a.ans, a.err = c.Request(context.Background(), hub.ApprovalRequest{
 			ID: id, Command: command, Cwd: "/work", AgentID: "claude-code", Risk: "dangerous",
-			Reasons: []string{"deletes files"}, TimeoutMs: 30000,
+			Reasons: []string{"deletes files"}, TimeoutMs: 30000, Proposals: proposals,
 		})
 	}()
 	return a
@@ -249,6 +259,42 @@ func TestHubCLIUsageErrors(t *testing.T) {
 	}
 }
 
+// TestHubCLIResolvePattern: resolve --pattern saves the chosen scope per
+// segment, refuses one that was not proposed with the list of those that
+// were, and records the CLI as the approver's kind.
+func TestHubCLIResolvePattern(t *testing.T) {
+	e := newHubCLIEnv(t)
+	e.startHub(t)
+	approver := e.dial(t, hub.RoleApprover, "approver")
+	_, err := approver.Subscribe(context.Background())
+	require.NoError(t, err)
+	req := e.request(t, "beef00000001", "npm run test && rm -rf dist",
+		hub.SegmentProposal{Text: "npm run test", Patterns: []string{"npm run test $", "npm run test **"}},
+		hub.SegmentProposal{Text: "rm -rf dist", Patterns: []string{"rm -rf dist $"}})
+	e.waitPending(t, "beef00000001")
+
+	code, stdout, stderr := hubRun(t, "pending")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "always: npm run test $ | npm run test **")
+
+	code, stdout, stderr = hubRun(t, "resolve", "beef", "allow-always", "--pattern", "npm **")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	oneLine(t, stderr)
+	assert.Contains(t, stderr, `pattern "npm **" was not proposed; choose from "npm run test $", "npm run test **", "rm -rf dist $"`)
+	code, _, stderr = hubRun(t, "resolve", "beef", "allow-once", "--pattern", "npm run test **")
+	assert.Equal(t, exitUsage, code, stderr)
+
+	code, stdout, stderr = hubRun(t, "resolve", "beef", "allow-always", "--pattern", "npm run test **")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "saves npm run test ** for npm run test\n")
+	assert.Contains(t, stdout, "nothing saved for rm -rf dist\n")
+	ans := req.wait(t)
+	assert.Equal(t, []string{"npm run test **", ""}, ans.Patterns)
+	require.NotNil(t, ans.Approver)
+	assert.Equal(t, hub.KindCLI, ans.Approver.Kind)
+}
+
 func TestHubCLIPendingAndResolve(t *testing.T) {
 	e := newHubCLIEnv(t)
 	e.startHub(t)
@@ -310,12 +356,18 @@ func TestHubCLIWatch(t *testing.T) {
 			code, stderr := hubCLI(t, out, args...)
 			done <- [2]any{code, stderr}
 		}()
+		// watch is a watcher, never counted as someone who can answer
+		// (issue 15: a shim waited on it for a minute).
+		e.waitWatchers(t, 1)
+		e.waitApprovers(t, 0)
+		resolver := e.dial(t, hub.RoleApprover, "approve@pts/7")
+		_, err := resolver.Subscribe(t.Context())
+		require.NoError(t, err)
 		e.waitApprovers(t, 1)
 		id := fmt.Sprintf("watch%v0001", asJSON)
 		req := e.request(t, id, "git push --force")
 		e.waitPending(t, id)
-		resolver := e.dial(t, hub.RoleApprover, "approve@pts/7")
-		_, err := resolver.Resolve(context.Background(), id, hub.Deny)
+		_, err = resolver.Resolve(context.Background(), id, hub.Deny)
 		require.NoError(t, err)
 		req.wait(t)
 		require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") >= 2 }, 10*time.Second, 10*time.Millisecond)
@@ -346,7 +398,7 @@ func TestHubCLIWatch(t *testing.T) {
 			e.startHub(t)
 		} else {
 			assert.Regexp(t, `^\d\d:\d\d:\d\d requested watchfal claude-code dangerous \(\d+s left\): git push --force$`, lines[0])
-			assert.Regexp(t, `^\d\d:\d\d:\d\d resolved watchfal deny by approve@pts/7: git push --force$`, lines[1])
+			assert.Regexp(t, `^\d\d:\d\d:\d\d resolved watchfal deny by approve@pts/7 \([^)]+\): git push --force$`, lines[1])
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/shim"
 )
 
 // These tests run a real hub process (`execgate hub`) and real shims,
@@ -219,26 +223,69 @@ func TestHubApproveOnceAndDeny(t *testing.T) {
 	}
 }
 
+// TestHubAllowAlwaysPersists: without a chosen scope, allow-always saves
+// the narrowest, the exact command (issue 15: `rm -f ./a-file` saved
+// `rm **`, which let every later rm through); the audit log says who
+// decided, once or always, and what was saved.
 func TestHubAllowAlwaysPersists(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
 	a := w.approver(t)
 	_, done := w.runShim(t, "rm -f ./a-file")
 	req := a.next(t, hub.EventRequested)
+	require.Len(t, req.Proposals, 1)
+	assert.Equal(t, []string{"rm -f ./a-file $"}, req.Proposals[0].Patterns)
 	_, err := a.c.Resolve(t.Context(), req.ID, hub.AllowAlways)
 	require.NoError(t, err)
 	require.Equal(t, 0, wait(t, done).status)
 
+	assert.Equal(t, []string{"rm -f ./a-file $"}, allowlisted(t, w))
+	evs := w.readAudit()
+	require.NotEmpty(t, evs)
+	assert.Equal(t, shim.ScopeAlways, evs[0].Scope)
+	assert.Equal(t, []string{"rm -f ./a-file $"}, evs[0].Allowlisted)
+	require.NotNil(t, evs[0].Approver)
+	assert.Equal(t, os.Getuid(), evs[0].Approver.Uid)
+	assert.NotEmpty(t, evs[0].Approver.Host)
+
+	// The same command runs without asking; another rm is asked again
+	// (and, with nobody to ask, refused).
+	a.c.Close()
+	_, done = w.runShim(t, "rm -f ./a-file")
+	assert.Equal(t, 0, wait(t, done).status)
+	_, done = w.runShim(t, "rm -f ./another-file")
+	assert.Equal(t, 126, wait(t, done).status)
+}
+
+// TestHubAllowAlwaysChosenScope: the approver's chosen scope is what the
+// shim saves, and one the engine did not propose is refused by the hub.
+func TestHubAllowAlwaysChosenScope(t *testing.T) {
+	w := newHubWorld(t, askConfig("deny", 30000))
+	a := w.approver(t)
+	_, done := w.runShim(t, "git init -q r1")
+	req := a.next(t, hub.EventRequested)
+	require.Len(t, req.Proposals, 1)
+	assert.Equal(t, []string{"git init -q r1 $", "git init **"}, req.Proposals[0].Patterns)
+	_, err := a.c.ResolveWith(t.Context(), hub.ResolveParams{ID: req.ID, Decision: hub.AllowAlways, Patterns: []string{"git **"}})
+	require.Error(t, err, "a scope wider than proposed")
+	_, err = a.c.ResolveWith(t.Context(), hub.ResolveParams{ID: req.ID, Decision: hub.AllowAlways, Patterns: []string{"git init **"}})
+	require.NoError(t, err)
+	require.Equal(t, 0, wait(t, done).status)
+	assert.Equal(t, []string{"git init **"}, allowlisted(t, w))
+	a.c.Close()
+	_, done = w.runShim(t, "git init -q r2")
+	assert.Equal(t, 0, wait(t, done).status)
+}
+
+// allowlisted is the test agent's allowlist patterns.
+func allowlisted(t *testing.T, w *hubWorld) []string {
+	t.Helper()
 	cfg, _, _, err := config.Load(w.config)
 	require.NoError(t, err)
 	var patterns []string
 	for _, e := range cfg.Resolve("test-agent").Allowlist {
 		patterns = append(patterns, e.Pattern)
 	}
-	assert.Contains(t, patterns, "rm **")
-	// Now allowed without asking: no approver needed.
-	a.c.Close()
-	_, done = w.runShim(t, "rm -f ./another-file")
-	assert.Equal(t, 0, wait(t, done).status)
+	return patterns
 }
 
 func TestHubExpiryAppliesFallback(t *testing.T) {
@@ -425,4 +472,47 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestHubWaitingLineOnTerminal (issue 15): a shim whose stderr is a
+// terminal a person watches says that the hub is waiting for an approver
+// and, afterwards, who decided; with an agent's variables in the
+// environment (the terminal is the agent's) it says nothing.
+func TestHubWaitingLineOnTerminal(t *testing.T) {
+	for _, agent := range []bool{false, true} {
+		t.Run(fmt.Sprint("agent=", agent), func(t *testing.T) {
+			w := newHubWorld(t, askConfig("deny", 30000))
+			a := w.approver(t)
+			ptmx, tty, err := pty.Open()
+			require.NoError(t, err)
+			defer ptmx.Close()
+			var screen syncBuffer
+			go io.Copy(&screen, ptmx)
+			cmd := w.command(t.Context(), w.shim("bash"), "bash", "-c", "rm -f ./nothing-here")
+			if agent {
+				cmd.Env = append(cmd.Env, "CLAUDECODE=1")
+			}
+			cmd.Stderr = tty
+			require.NoError(t, cmd.Start())
+			defer tty.Close()
+			req := a.next(t, hub.EventRequested)
+			if !agent {
+				require.Eventually(t, func() bool { return strings.Contains(screen.String(), "waiting for an approver (1 connected)…") },
+					10*time.Second, 10*time.Millisecond, "screen %q", screen.String())
+			}
+			_, err = a.c.Resolve(t.Context(), req.ID, hub.AllowOnce)
+			require.NoError(t, err)
+			require.NoError(t, cmd.Wait())
+			// Everything the shim wrote is on screen once this is.
+			_, err = tty.WriteString("END-OF-SHIM\n")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return strings.Contains(screen.String(), "END-OF-SHIM") },
+				10*time.Second, 10*time.Millisecond)
+			if agent {
+				assert.NotContains(t, screen.String(), "execgate:")
+				return
+			}
+			assert.Contains(t, screen.String(), "execgate: allowed once by ")
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/prompt"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -114,4 +115,27 @@ func TestLogFollowFromTheEnd(t *testing.T) {
 	<-done
 	got := regexp.MustCompile(`cmd-\d\d`).FindAllString(out.String(), -1)
 	assert.Equal(t, []string{"cmd-16", "cmd-17", "cmd-19", "cmd-20", "cmd-22", "cmd-23", "cmd-25", "cmd-26", "cmd-28", "cmd-29", "cmd-99"}, got)
+}
+
+// TestWriteEventWho (issue 15): the log names the person who decided, with
+// the surface they used, and whether they allowed once or always; a
+// decision nobody made names the policy or the fallback as before.
+func TestWriteEventWho(t *testing.T) {
+	for _, tt := range []struct {
+		ev   shim.Event
+		want string
+	}{
+		{shim.Event{Event: shim.EventStarted, Risk: "needs-review", DecidedBy: shim.ByHub, Scope: "once",
+			Approver: &prompt.Approver{Uid: 1000, User: "ada", Kind: "web", Host: "laptop"}}, "needs-review, allowed once by ada (web)"},
+		{shim.Event{Event: shim.EventStarted, Risk: "needs-review", DecidedBy: shim.ByTTY, Scope: "always", Allowlisted: []string{"make test **"},
+			Approver: &prompt.Approver{Uid: 1000, User: "ada", Kind: "tty"}}, "allowed always by ada (tty), now allowlisted: make test **"},
+		{shim.Event{Event: shim.EventDenied, Risk: "dangerous", DecidedBy: shim.ByHub,
+			Approver: &prompt.Approver{Uid: 1001, Kind: "cli"}}, "dangerous, by uid 1001 (cli)"},
+		{shim.Event{Event: shim.EventStarted, Risk: "safe", DecidedBy: shim.ByPolicy}, "safe, allowed by policy"},
+	} {
+		var b bytes.Buffer
+		tt.ev.Time, tt.ev.Agent, tt.ev.Command = time.Unix(0, 0), "claude-code", "make test"
+		require.NoError(t, writeEvent(&b, tt.ev, logWidth))
+		assert.Contains(t, b.String(), tt.want)
+	}
 }

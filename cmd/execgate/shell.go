@@ -290,9 +290,13 @@ func writeEvent(w io.Writer, ev shim.Event, width int) error {
 	var what string
 	switch ev.Event {
 	case shim.EventDenied:
-		what = fmt.Sprintf("%s, by %s", ev.Risk, ev.DecidedBy)
+		what = fmt.Sprintf("%s, by %s", ev.Risk, display.Escape(ev.Who()))
 	case shim.EventStarted, shim.EventAllowed:
-		what = fmt.Sprintf("%s, allowed by %s", ev.Risk, ev.DecidedBy)
+		allowed := "allowed"
+		if ev.Scope != "" {
+			allowed += " " + ev.Scope // once, always
+		}
+		what = fmt.Sprintf("%s, %s by %s", ev.Risk, allowed, display.Escape(ev.Who()))
 		if len(ev.Allowlisted) > 0 {
 			what += ", now allowlisted: " + strings.Join(ev.Allowlisted, "; ")
 		}

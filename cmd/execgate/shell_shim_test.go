@@ -571,6 +571,20 @@ func TestShimNpmScriptShell(t *testing.T) {
 // what the terminal showed.
 func ptyRun(t *testing.T, e *shimEnv, key string, argv ...string) (outcome, string) {
 	t.Helper()
+	var steps []ptyStep
+	if key != "" {
+		steps = []ptyStep{{"[d]eny?", key}}
+	}
+	return ptyConverse(t, e, steps, argv...)
+}
+
+// ptyStep is one exchange with a prompt: wait for text, then type keys.
+type ptyStep struct{ waitFor, keys string }
+
+// ptyConverse is ptyRun with several exchanges (the scope choice after
+// "a").
+func ptyConverse(t *testing.T, e *shimEnv, steps []ptyStep, argv ...string) (outcome, string) {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	require.NoError(t, err)
 	defer ptmx.Close()
@@ -587,10 +601,10 @@ func ptyRun(t *testing.T, e *shimEnv, key string, argv ...string) (outcome, stri
 		defer close(done)
 		o = runOutcome(t, cmd, "")
 	}()
-	if key != "" {
-		require.Eventually(t, func() bool { return strings.Contains(screen.String(), "[d]eny?") },
-			10*time.Second, 10*time.Millisecond, "no prompt; screen %q", screen.String())
-		_, err = ptmx.Write([]byte(key))
+	for _, st := range steps {
+		require.Eventually(t, func() bool { return strings.Contains(screen.String(), st.waitFor) },
+			10*time.Second, 10*time.Millisecond, "no %q; screen %q", st.waitFor, screen.String())
+		_, err = ptmx.Write([]byte(st.keys))
 		require.NoError(t, err)
 	}
 	<-done
@@ -645,13 +659,38 @@ func TestShimPrompt(t *testing.T) {
 			patterns = append(patterns, en.Pattern)
 			assert.Equal(t, "shim", en.Source)
 		}
-		assert.ElementsMatch(t, []string{"mkdir **", "touch **"}, patterns)
-		// Next time no one is asked (no terminal at all here).
+		// Programs whose operands are their targets get the exact
+		// command only (issue 15: this saved `mkdir **` and `touch **`).
+		assert.ElementsMatch(t, []string{"mkdir -p d2 $", "touch f1 $"}, patterns)
+		evs := e.readAudit()
+		require.NotEmpty(t, evs)
+		assert.Equal(t, shim.ScopeAlways, evs[0].Scope)
+		require.NotNil(t, evs[0].Approver)
+		assert.Equal(t, "tty", evs[0].Approver.Kind)
+		assert.Equal(t, os.Getuid(), evs[0].Approver.Uid)
+		// Next time the same command runs without asking (no terminal at
+		// all here); another target is asked again.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir d3 && touch f2"), "")
+		o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir -p d2 && touch f1"), "")
 		assert.Equal(t, 0, o.status, o.stderr)
-		assert.DirExists(t, filepath.Join(e.work, "d3"))
+		o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir d3"), "")
+		assert.Equal(t, 126, o.status, o.stderr)
+		assert.NoDirExists(t, filepath.Join(e.work, "d3"))
+	})
+	t.Run("allow always with a chosen scope", func(t *testing.T) {
+		e := newShimEnv(t, "")
+		o, screen := ptyConverse(t, e, []ptyStep{{"[d]eny?", "a"}, {"save which?", "2"}}, "bash", "-c", "git init -q r1")
+		require.Equal(t, 0, o.status, o.stderr)
+		assert.Contains(t, screen, "git init -q r1 $  or  git init **")
+		cfg, _, _, err := config.Load(e.config)
+		require.NoError(t, err)
+		require.Len(t, cfg.Agents["test-agent"].Allowlist, 1)
+		assert.Equal(t, "git init **", cfg.Agents["test-agent"].Allowlist[0].Pattern)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "git init -q r2"), "")
+		assert.Equal(t, 0, o.status, o.stderr)
 	})
 	for _, key := range []string{"d", "\x03", "\x1b"} {
 		t.Run("deny "+strconv.Quote(key), func(t *testing.T) {
@@ -664,7 +703,7 @@ func TestShimPrompt(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		e := newShimEnv(t, `{"version":1,"defaults":{"timeoutMs":300}}`)
 		o, _ := ptyRun(t, e, "", "bash", "-c", "mkdir d5")
-		denyLine(t, o, "execgate: denied: approval timed out after 0.3s (askFallback=deny) — to approve it, run `execgate approve` in another terminal and run it again; or allow it ahead: execgate --agent test-agent allow 'mkdir **'\n")
+		denyLine(t, o, "execgate: denied: approval timed out after 0.3s (askFallback=deny) — to approve it, run `execgate approve` in another terminal and run it again; or allow it ahead: execgate --agent test-agent allow 'mkdir d5 $'\n")
 		assert.NoDirExists(t, filepath.Join(e.work, "d5"))
 	})
 	t.Run("timeout fallback full", func(t *testing.T) {

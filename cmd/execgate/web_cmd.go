@@ -63,7 +63,7 @@ link, but the traffic is plain HTTP: prefer ssh -L or tailscale serve.
 				Name:       name,
 				Logger:     hubLogger(g),
 				Dial: func(ctx context.Context) (*hub.Client, error) {
-					c, _, err := dialApprover(ctx, g, name)
+					c, _, err := dialAs(ctx, g, hub.DialOptions{Role: hub.RoleApprover, Name: name, Kind: hub.KindWeb})
 					return c, err
 				},
 			})

@@ -133,9 +133,19 @@
         for (const r of s.reasons) ul.append(el("li", r));
         d.append(ul);
         const p = el("p", null, "saves");
-        if (s.patterns.length) {
+        if (s.patterns.length > 1) {
+          // A choice of scope, narrowest first (preselected); the page
+          // sends the index, the hub accepts only what it proposed.
           p.append("Allow always saves ");
-          s.patterns.forEach((pat, i) => { if (i) p.append(" or "); p.append(el("code", pat, "pattern")); });
+          const sel = el("select", null, "scope");
+          s.patterns.forEach((pat, i) => { const o = el("option", pat); o.value = String(i); sel.append(o); });
+          const none = el("option", "nothing (ask again)");
+          none.value = "-1";
+          sel.append(none);
+          p.append(sel);
+        } else if (s.patterns.length) {
+          p.append("Allow always saves ");
+          p.append(el("code", s.patterns[0], "pattern"));
         } else {
           p.append("Allow always saves nothing for this part: it will be asked again");
         }
@@ -149,23 +159,37 @@
       segs.append(el("p", "Allow always: this requester does not say which pattern it saves", "saves muted"));
     }
     $(".allow-once", e).onclick = () => resolve(c.id, "allow-once", "", e);
-    $(".allow-always", e).onclick = () => resolve(c.id, "allow-always", "", e);
+    $(".allow-always", e).onclick = () => resolve(c.id, "allow-always", "", e, scopesOf(c, e));
     $(".deny", e).onclick = () => resolve(c.id, "deny", $(".deny-message", e).value.trim(), e);
     e.addEventListener("click", (ev) => {
-      if (ev.target.closest("button, input")) return;
+      if (ev.target.closest("button, input, select")) return;
       focused = c.id;
       render();
     });
     return e;
   }
 
-  function resolve(id, decision, message, e) {
-    for (const b of e.querySelectorAll("button")) b.disabled = true;
+  // scopesOf reads the scope chosen for each segment (the narrowest where
+  // there is no choice, -1 where nothing can be saved); null when no
+  // segment offers a choice, so the narrowest of each is saved.
+  function scopesOf(c, e) {
+    const selects = e.querySelectorAll("select.scope");
+    if (!selects.length) return null;
+    let k = 0;
+    return c.segments.map((s) => {
+      if (s.patterns.length > 1) return Number(selects[k++].value);
+      return s.patterns.length ? 0 : -1;
+    });
+  }
+
+  function resolve(id, decision, message, e, scopes) {
+    for (const b of e.querySelectorAll("button, select")) b.disabled = true;
     const msg = {op: "resolve", id: id, decision: decision};
     if (message) msg.message = message;
+    if (scopes) msg.scopes = scopes;
     call(msg, (r) => {
       if (!r.ok) {
-        for (const b of e.querySelectorAll("button")) b.disabled = false;
+        for (const b of e.querySelectorAll("button, select")) b.disabled = false;
         $(".error", e).textContent = r.error;
       }
       // On success the settled event removes the card, here and in
@@ -237,7 +261,7 @@
         const tr = el("tr", null, "risk-" + h.risk);
         let how = h.decision;
         if (h.always && h.always.length) how += " (always: " + h.always.join(", ") + ")";
-        else if (h.by && h.by !== "policy" && h.decision === "allow") how += " (once)";
+        else if (h.scope) how += " (" + h.scope + ")";
         const cmd = el("td");
         cmd.append(el("code", h.command));
         if (h.message) cmd.append(el("div", h.message, "muted"));
