@@ -572,6 +572,9 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 			a.namerefDecl(seg, as.Name.Value+"="+target.text, target.known)
 			continue
 		}
+		// An assignment is not among the words a pattern matches: what
+		// it does is not what an exact pattern named.
+		seg.decorated = true
 		a.assignment(seg, as, f, strings.Contains(flags, "A"))
 		if as.Name != nil {
 			a.exported(seg, as.Name.Value, c.Variant.Value, flags)
@@ -920,7 +923,9 @@ func pipeStages(s *syntax.Stmt) []*syntax.Stmt {
 // call classifies a simple command.
 func (a *analyzer) call(ce *syntax.CallExpr, s *syntax.Stmt, f frame, piped bool) {
 	seg := a.newSegment(s, f)
-	seg.decorated = len(ce.Assigns) > 0 || len(s.Redirs) > 0
+	// What comes in on a pipe is not in the words either: `nc host 1234`
+	// approved alone is not `env | nc host 1234`.
+	seg.decorated = len(ce.Assigns) > 0 || len(s.Redirs) > 0 || piped
 	for _, as := range ce.Assigns {
 		a.assignment(seg, as, f, false)
 		if as.Name != nil {
