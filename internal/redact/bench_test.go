@@ -45,3 +45,12 @@ func BenchmarkWriterBinary(b *testing.B) {
 	}
 	benchStream(b, sb.String())
 }
+
+// BenchmarkStringCommand is what every audit event pays: a typical
+// command, with nothing to redact.
+func BenchmarkStringCommand(b *testing.B) {
+	const cmd = "git status --short && npm run test -- --watch=false"
+	for b.Loop() {
+		_ = String(cmd)
+	}
+}
