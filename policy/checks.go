@@ -32,9 +32,11 @@ func systemProgram(argv0 string) bool {
 // read-only, adding reasons when arguments make a known program unsafe.
 func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 	// PROGRAM --version and PROGRAM --help print and exit, for the
-	// programs modelled here as for the others.
+	// programs execgate knows (the safe table's and the others it models).
+	// An unknown program's --version is still the unknown program running:
+	// safe is proven, never presumed.
 	if len(words) == 2 && words[1].known && (words[1].text == "--version" || words[1].text == "--help") &&
-		!strings.Contains(words[0].text, "/") {
+		!strings.Contains(words[0].text, "/") && a.r.knows(name) {
 		seg.networkQuery = true // prints and exits without reaching the network (gh --version)
 		return true
 	}

@@ -625,3 +625,14 @@ func (s *safeSpec) isGroup(word string, first bool) bool {
 	}
 	return false
 }
+
+// knows reports whether execgate models the program name: the safe table,
+// the program table, the interpreters, the wrappers, the shells, or a rule
+// naming it outright (a program matched only by a rule's pattern is not
+// known by that).
+func (r *rules) knows(name string) bool {
+	_, program := r.Programs[name]
+	_, interp := r.Interpreters[name]
+	_, wrapper := r.Wrappers[name]
+	return r.Safe[name] != nil || program || interp || wrapper || r.shells[name] || len(r.byProgram[name]) > 0
+}
