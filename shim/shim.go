@@ -308,7 +308,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.ev.Risk, s.ev.Reasons, s.ev.Decision = res.Risk.String(), res.Reasons, string(res.Decision)
 
 	if defaultAsker && s.agentOwnsTerminal() {
-		s.o.Asker = prompt.Hub{Client: s.hub}
+		// The hub only; a hub that refused this shim still fails the ask.
+		s.o.Asker = prompt.Hub{Client: s.hub, Refused: hubRefused}
 	}
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
 	if !v.allow {

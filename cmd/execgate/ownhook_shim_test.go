@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,4 +59,36 @@ func TestShimRunsOwnHook(t *testing.T) {
 		denyLine(t, o, "execgate: denied: ")
 	}
 	assert.NoFileExists(t, filepath.Join(e.work, "pwned"))
+}
+
+// TestShimAgentHubRefusedFailsClosed: with the agent's own variables set
+// (only the hub is asked), a hub socket that lets nobody in still fails the
+// ask: askFallback=full must not run the command.
+func TestShimAgentHubRefusedFailsClosed(t *testing.T) {
+	realBash(t)
+	dir, err := os.MkdirTemp("", "egh")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "hub.sock")
+	ln, err := net.Listen("unix", socket)
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close() // refused without a word
+		}
+	}()
+	e := newShimEnv(t, `{"version":1,"socket":{"path":"`+socket+`"},"defaults":{"askFallback":"full"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir d9")
+	cmd.Env = append(cmd.Env, "CLAUDECODE=1")
+	o := runOutcome(t, cmd, "")
+	denyLine(t, o, "execgate: denied: ")
+	assert.Contains(t, o.stderr, "asking failed")
+	assert.NoDirExists(t, filepath.Join(e.work, "d9"))
 }
