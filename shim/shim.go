@@ -671,7 +671,10 @@ func (s *session) harness(req policy.Request) (policy.Envelope, bool) {
 // this binary, never through bash, so whatever the path names to bash does
 // not matter; it reads the request on its standard input and answers it.
 func (s *session) ownHook() []string {
-	if s.cl.Source != FromString || len(s.cl.Params) > 0 || len(s.startupReasons()) > 0 || len(s.cl.Command) > 4096 {
+	// Every command passes here: a word check first, so that only a
+	// program that could be the hook is parsed a second time.
+	if s.cl.Source != FromString || !strings.Contains(s.cl.Command, " hook ") || len(s.cl.Params) > 0 ||
+		len(s.cl.Command) > 4096 || len(s.startupReasons()) > 0 {
 		return nil
 	}
 	argv, ok := literalCommand(s.cl.Command)
