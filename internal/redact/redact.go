@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"io"
 	"slices"
+	"sync"
 )
 
 // span is one stretch of text to replace, with the rule that found it.
@@ -33,10 +34,11 @@ func findSpans(text []byte, stream bool) []span {
 	if len(text) == 0 {
 		return nil
 	}
-	at := hints.find(text)
+	at := hints().find(text)
 	if at == nil {
 		return nil // no hint, no secret: the common case
 	}
+	rules := compiledRules()
 	var out []span
 	for i := range rules {
 		r := &rules[i]
@@ -117,8 +119,9 @@ type hintRef struct {
 	rule int
 }
 
-// hints is built once from the rule table and only read after.
-var hints = newHintIndex(rules)
+// hints is built once, on first use, from the rule table and only read
+// after.
+var hints = sync.OnceValue(func() *hintIndex { return newHintIndex(ruleTable) })
 
 func newHintIndex(rs []rule) *hintIndex {
 	h := &hintIndex{}
@@ -146,7 +149,7 @@ func (h *hintIndex) find(text []byte) [][]int {
 		for _, r := range refs {
 			if hasPrefixFold(text[i:], r.lit) {
 				if at == nil {
-					at = make([][]int, len(rules))
+					at = make([][]int, len(ruleTable))
 				}
 				if k := len(at[r.rule]); k == 0 || at[r.rule][k-1] != i {
 					at[r.rule] = append(at[r.rule], i)
@@ -284,7 +287,7 @@ func (w *Writer) Close() error {
 func (w *Writer) pass(final bool) error {
 	text := w.held
 	if w.inKey {
-		m := keyCont.Find(text)
+		m := keyCont().Find(text)
 		text = text[len(m):]
 		if !final && !bytes.Contains(m, []byte(keyEnd)) && mayEndKey(text) {
 			// All body so far, or an END line not yet whole.
@@ -343,7 +346,7 @@ type Example struct {
 // end-of-key shape, found only in whole text, is left out).
 func Examples() []Example {
 	var out []Example
-	for _, r := range rules {
+	for _, r := range compiledRules() {
 		if r.wholeOnly {
 			continue
 		}

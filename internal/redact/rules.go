@@ -1,6 +1,9 @@
 package redact
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // rule is one known token shape.
 type rule struct {
@@ -20,7 +23,8 @@ type rule struct {
 	// anchored, where one occurs.
 	hints []string
 	// re is expr, with \b in front for wordStart; anchored is expr that
-	// must match at the start of the text.
+	// must match at the start of the text. Both are set only in the
+	// compiled copy of the table (compiledRules).
 	re, anchored *regexp.Regexp
 	// open marks a shape with no bounded length (a private-key block):
 	// the streaming Writer cuts inside it and removes the rest with cont
@@ -30,6 +34,8 @@ type rule struct {
 	// all (a scheme name standing alone, its credential already a
 	// marker): such a match is left alone.
 	notSecret *regexp.Regexp
+	// notSecretExpr is the source of notSecret.
+	notSecretExpr string
 	// wholeOnly marks a shape that can only be judged with the whole text
 	// in view (the end of a key block, whose body lines come before the
 	// line that shows what they are): the streaming Writer skips it. A
@@ -58,14 +64,22 @@ const pemBody = `(?:[A-Za-z0-9+/=\s]|(?:Proc-Type|DEK-Info|Version|Comment):[^\r
 
 // keyCont removes the rest of a private key whose BEGIN line the Writer
 // has already replaced: more body, then the END line if it comes.
-var keyCont = regexp.MustCompile(`^` + pemBody + `(?:-----END ` + pemLabel + `-----)?`)
+// It is compiled on first use, as the rules are.
+var keyCont = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^` + pemBody + `(?:-----END ` + pemLabel + `-----)?`)
+})
 
-// rules are the token shapes execgate removes from what it stores. Each
-// is specific enough (a fixed prefix or a named header) that ordinary
+// ruleTable holds the token shapes execgate removes from what it stores.
+// Each is specific enough (a fixed prefix or a named header) that ordinary
 // output does not trip it; secrets without a recognisable shape are not
 // found, which is why credential-reading commands keep no output tail at
 // all by default (see the shim).
-var rules = compile([]rule{
+//
+// The table is static data: compiling its expressions costs milliseconds,
+// more than bash takes to start, and the shim pays package initialisation
+// on every command while most commands hold no hint of a secret. The
+// expressions are compiled on first use (compiledRules).
+var ruleTable = []rule{
 	{
 		name:     "private-key",
 		expr:     `-----BEGIN ` + pemLabel + `-----` + pemBody + `(?:-----END ` + pemLabel + `-----)?`,
@@ -160,18 +174,24 @@ var rules = compile([]rule{
 	{
 		// The credential after the scheme; the header and scheme stay.
 		// A value starting with '[' is a marker already.
-		name:      "authorization",
-		expr:      `(?i)authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|ntlm)[ \t]+)?([^\s"'\[][^\s"']{0,1000})`,
-		hints:     []string{"authorization"},
-		wordStart: true,
-		notSecret: regexp.MustCompile(`(?i)^(?:bearer|basic|token|bot|digest|negotiate|ntlm)$`),
-		example:   "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc' https://api",
-		nearMiss:  "the authorization model is described below",
+		name:          "authorization",
+		expr:          `(?i)authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|ntlm)[ \t]+)?([^\s"'\[][^\s"']{0,1000})`,
+		hints:         []string{"authorization"},
+		wordStart:     true,
+		notSecretExpr: `(?i)^(?:bearer|basic|token|bot|digest|negotiate|ntlm)$`,
+		example:       "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc' https://api",
+		nearMiss:      "the authorization model is described below",
 	},
-})
+}
 
-// compile builds each rule's expressions from its expr.
-func compile(rs []rule) []rule {
+// compiledRules is ruleTable with its expressions compiled, built once,
+// when a text first holds a hint.
+var compiledRules = sync.OnceValue(func() []rule { return compile(ruleTable) })
+
+// compile returns a copy of table with each rule's expressions built from its
+// expr.
+func compile(table []rule) []rule {
+	rs := append([]rule(nil), table...)
 	for i := range rs {
 		r := &rs[i]
 		full := r.expr
@@ -180,6 +200,9 @@ func compile(rs []rule) []rule {
 		}
 		r.re = regexp.MustCompile(full)
 		r.anchored = regexp.MustCompile(`^(?:` + r.expr + `)`)
+		if r.notSecretExpr != "" {
+			r.notSecret = regexp.MustCompile(r.notSecretExpr)
+		}
 	}
 	return rs
 }
