@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -968,7 +967,7 @@ func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec,
 
 // secretName matches the names of variables that hold secrets by
 // convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
-var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`)
+var secretName = lazyRegexp(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`)
 
 // printsSecretVariable flags printing a variable whose name says it holds a
 // secret: echo "$AWS_SECRET_ACCESS_KEY", printf '%s' "$TOKEN", printenv
@@ -987,7 +986,7 @@ func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word)
 			names = append(names, w.text) // printenv NAME
 		}
 		for _, p := range names {
-			if secretName.MatchString(p) && !numericParams[p] && !publicParams[p] {
+			if secretName().MatchString(p) && !numericParams[p] && !publicParams[p] {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("prints $%s, a secret by its name, to the agent, and so off the machine", p), Rule: "prints-secret",
 					Alternative: fmt.Sprintf("test -n \"$%s\" && echo set", p)})
 				return
@@ -1401,7 +1400,7 @@ func awsUnsafe(v argView) string {
 // may print without showing a container's environment: field paths only,
 // none through .Config (where Env lives), and no bare "." or "$" that
 // would print the whole object.
-var inspectTemplateSafe = regexp.MustCompile(`^([^{}]|\{\{\s*(json\s+)?(\.[A-Za-z][A-Za-z0-9_]*)+\s*\}\})*$`)
+var inspectTemplateSafe = lazyRegexp(`^([^{}]|\{\{\s*(json\s+)?(\.[A-Za-z][A-Za-z0-9_]*)+\s*\}\})*$`)
 
 // dockerInspectUnsafe says why docker inspect may print secrets: without a
 // --format it prints every field, a container's environment (Config.Env,
@@ -1412,7 +1411,7 @@ func dockerInspectUnsafe(v argView) string {
 		return "prints every field, the container's environment variables included, which often hold passwords (give --format '{{.State.Status}}')"
 	}
 	tmpl, ok := optionSpecValue(v.words, i, matchingSpec([]string{"-f", "--format"}, v.words[i].text))
-	if !ok || !tmpl.known || !inspectTemplateSafe.MatchString(tmpl.text) || strings.Contains(tmpl.text, ".Config") || strings.Contains(tmpl.text, ".Env") {
+	if !ok || !tmpl.known || !inspectTemplateSafe().MatchString(tmpl.text) || strings.Contains(tmpl.text, ".Config") || strings.Contains(tmpl.text, ".Env") {
 		return fmt.Sprintf("--format %s may print the container's environment variables, which often hold passwords", tmpl.text)
 	}
 	return ""

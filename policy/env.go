@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -98,7 +97,7 @@ func (a *analyzer) dangerousVar(name string) bool {
 // conventionalPath matches the directories people put first on PATH all
 // day: the workspace's own tool directories and the per-user install
 // directories of language toolchains.
-var conventionalPath = regexp.MustCompile(`^(` +
+var conventionalPath = lazyRegexp(`^(` +
 	`(\$HOME|\$\{HOME\}|~)/(\.cargo/bin|\.local/bin|go/bin|\.go/bin|bin|\.npm-global/bin|\.bun/bin|\.deno/bin|\.yarn/bin|\.volta/bin|\.poetry/bin|\.pyenv/(bin|shims)|\.rbenv/(bin|shims)|\.dotnet/tools|\.foundry/bin|\.nimble/bin)` +
 	`|(\$PWD|\$\{PWD\}|\.)(/[A-Za-z0-9._/-]*)?` +
 	`|node_modules/\.bin|\.venv/bin|venv/bin|bin` +
@@ -116,7 +115,7 @@ func (a *analyzer) conventionalPrepend(value *syntax.Word) (string, bool) {
 	text := strings.Trim(sb.String(), `"`)
 	for _, tail := range []string{":$PATH", ":${PATH}"} {
 		if dir, ok := strings.CutSuffix(text, tail); ok && !strings.ContainsAny(dir, `:'"`) {
-			if conventionalPath.MatchString(dir) {
+			if conventionalPath().MatchString(dir) {
 				return dir, true
 			}
 		}

@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -358,7 +357,7 @@ var claudeBuiltinPieces = []string{
 // claudeGuard is the piece that takes away a user's alias and function of
 // one name before the payload runs:
 // { \builtin unalias -- 'NAME'; \builtin unset -f -- 'NAME'; } >/dev/null 2>&1
-var claudeGuard = regexp.MustCompile(`^\{ \\builtin unalias -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \\builtin unset -f -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \} >/dev/null 2>&1$`)
+var claudeGuard = lazyRegexp(`^\{ \\builtin unalias -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \\builtin unset -f -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \} >/dev/null 2>&1$`)
 
 // claudeCode recognises Claude Code's envelope.
 func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, bool) {
@@ -409,7 +408,7 @@ func (t Trust) claudePrologue(src string, s *syntax.Stmt) bool {
 		if slices.Contains(claudeBuiltinPieces, text) {
 			return true
 		}
-		if m := claudeGuard.FindStringSubmatch(text); m != nil && m[1] == m[2] {
+		if m := claudeGuard().FindStringSubmatch(text); m != nil && m[1] == m[2] {
 			return true
 		}
 	}

@@ -1,13 +1,12 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 )
 
 // awkRedirect finds output redirections in an awk program (print > file),
 // not comparisons (NR > 1).
-var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`)
+var awkRedirect = lazyRegexp(`\bprintf?\b[^;{}\n]*>`)
 
 // sedUnsafe returns why a sed invocation is not read-only, or "". sed is
 // read-only unless it edits in place, reads its script from a file, or its
@@ -191,7 +190,7 @@ func awkProgramUnsafe(w word) string {
 		return "runs commands (system)"
 	case strings.Contains(prog, "|"):
 		return "pipes to or from a command"
-	case awkRedirect.MatchString(prog):
+	case awkRedirect().MatchString(prog):
 		return "may write to a file (print >)"
 	case strings.Contains(prog, "getline"):
 		return "reads input it names itself (getline)"
