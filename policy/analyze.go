@@ -513,13 +513,13 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, s *syntax.Stmt, f frame) {
 
 // shadows reports whether name is a command a definition could replace.
 func (a *analyzer) shadows(name string) bool {
-	if _, ok := a.r.Safe[name]; ok {
+	if _, ok := a.r.Safe.lookup(name); ok {
 		return true
 	}
-	if _, ok := a.r.Wrappers[name]; ok {
+	if _, ok := a.r.Wrappers.lookup(name); ok {
 		return true
 	}
-	if len(a.r.rulesFor(name)) > 0 || a.r.shells[name] {
+	if len(a.r.rulesFor(name)) > 0 || a.r.shells.has(name) {
 		return true
 	}
 	switch name {

@@ -39,7 +39,7 @@ func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 		seg.networkQuery = true // prints and exits without reaching the network (gh --version)
 		return true
 	}
-	spec := a.r.Safe[name]
+	spec := a.r.Safe.get(name)
 	if spec == nil {
 		return false
 	}
@@ -131,7 +131,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		if len(ops) == 0 {
 			// gh pr --help prints the subcommand's help and exits.
 			helpOnly := len(args) == 1 && args[0].known && args[0].text == "--help"
-			return ok && (spec.Sub[""] != nil || helpOnly)
+			return ok && (spec.Sub.get("") != nil || helpOnly)
 		}
 		sub := ops[0]
 		subSpec := spec.subSpec(sub.text)
@@ -271,7 +271,7 @@ type denyEntry struct{ option, reason string }
 // denyList returns the deny options in a stable order.
 func (s *safeSpec) denyList() []denyEntry {
 	out := make([]denyEntry, 0, len(s.Deny))
-	for o, r := range s.Deny {
+	for o, r := range s.Deny.all() {
 		out = append(out, denyEntry{o, r})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].option < out[j].option })
@@ -657,7 +657,7 @@ func (a *analyzer) inSet(set string, w word) bool {
 
 // pathIn matches p against the named glob set.
 func (a *analyzer) pathIn(set, p string) bool {
-	ps := a.r.pathSets[set]
+	ps := a.r.pathSets.get(set)
 	if ps == nil || !ps.mayMatch(p) {
 		return false
 	}
@@ -827,7 +827,7 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 // credentialArg returns the first argument of program that names a
 // credential file or directory.
 func (a *analyzer) credentialArg(program string, args []word) string {
-	patternOpts := a.r.Programs[program].PatternOptions
+	patternOpts := a.r.Programs.get(program).PatternOptions
 	recursive := recursiveReader(program, args)
 	for i, w := range args {
 		if i > 0 && args[i-1].known && matchesAny(patternOpts, args[i-1].text) {
@@ -891,7 +891,7 @@ func (a *analyzer) globReaches(p string) bool {
 	if err != nil {
 		return true // a pattern we cannot read could reach anything
 	}
-	for _, sample := range a.r.Paths["credential-samples"] {
+	for _, sample := range a.r.Paths.get("credential-samples") {
 		if g.Match(sample) {
 			return true
 		}
@@ -912,13 +912,13 @@ func (a *analyzer) decodes(name string, words []word) bool {
 // flows sets what the segment does with stdin and stdout, for the
 // pipeline checks, and flags direct credential uploads.
 func (a *analyzer) flows(seg *Segment, name string, words []word) {
-	if a.r.network[name] && a.networkUse(name, words) {
+	if a.r.network.has(name) && a.networkUse(name, words) {
 		seg.flags.fetches = true
 		seg.flags.sendsStdin = true
 		if !seg.networkQuery {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s talks to the network", name), Rule: "network", Coverable: true})
 		}
-		if c := a.credentialArg(name, withoutKeys(words[1:], a.r.Programs[name].KeyOptions)); c != "" {
+		if c := a.credentialArg(name, withoutKeys(words[1:], a.r.Programs.get(name).KeyOptions)); c != "" {
 			seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("sends the credential file %s to the network", c), Rule: "credentials-to-network"})
 		}
 		for _, w := range words[1:] {
@@ -938,12 +938,12 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 	a.recordDownloads(name, words)
 	seg.flags.packs = seg.flags.packs || a.packsToStdout(name, words)
 	a.printsSecretVariable(seg, name, words)
-	if a.r.envPrinters[name] && len(words) == 1 {
+	if a.r.envPrinters.has(name) && len(words) == 1 {
 		seg.flags.printsEnv = true
 		seg.add(Reason{Risk: NeedsReview, Text: "prints the environment, which may hold secrets", Rule: "prints-environment"})
 	}
 	if !seg.flags.readsCreds && !seg.credsModelled {
-		if spec := a.r.Safe[name]; spec == nil || !spec.Data {
+		if spec := a.r.Safe.get(name); spec == nil || !spec.Data {
 			if c := a.credentialArg(name, words[1:]); c != "" {
 				seg.flags.readsCreds = true
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)%s", c, environNote(c)), Rule: "reads-credentials"})
@@ -975,14 +975,14 @@ var secretName = lazyRegexp(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCES
 // program (echo "$TOKEN" | docker login --password-stdin) rather than the
 // agent.
 func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word) {
-	spec := a.r.Safe[name]
+	spec := a.r.Safe.get(name)
 	printer := spec != nil && spec.Data && (name == "echo" || name == "printf")
-	if !printer && !a.r.envPrinters[name] {
+	if !printer && !a.r.envPrinters.has(name) {
 		return
 	}
 	for _, w := range words[1:] {
 		names := w.params
-		if a.r.envPrinters[name] && w.known && !isOption(w.text) {
+		if a.r.envPrinters.has(name) && w.known && !isOption(w.text) {
 			names = append(names, w.text) // printenv NAME
 		}
 		for _, p := range names {
@@ -1106,10 +1106,10 @@ func withoutKeys(args []word, keyOpts []string) []word {
 // networkUse reports whether this use of a network program talks to the
 // network: some programs (openssl) do so only in some subcommands.
 func (a *analyzer) networkUse(name string, words []word) bool {
-	if info := a.r.Programs[name]; info.RemoteOperands {
+	if info := a.r.Programs.get(name); info.RemoteOperands {
 		return a.namesRemoteHost(info, words[1:])
 	}
-	subs, ok := a.r.NetworkSubcommands[name]
+	subs, ok := a.r.NetworkSubcommands.lookup(name)
 	if !ok {
 		return true
 	}
@@ -1258,7 +1258,7 @@ func (a *analyzer) globWrite(seg *Segment, target word, op string) {
 	n := a.normPath(target.text)
 	if g, err := glob.Compile(n, '/'); err == nil {
 		for _, set := range []string{"persistence", "self", "credentials", "credential-samples"} {
-			for _, p := range a.r.Paths[set] {
+			for _, p := range a.r.Paths.get(set) {
 				if !strings.ContainsAny(p, "*?[{") && g.Match(p) {
 					seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s writes to the pattern %s, which can name %s: it changes a start-up, login or credential file", what(op), target.text, p), Rule: "protected-write"})
 					return
@@ -1306,7 +1306,7 @@ func (a *analyzer) holdsCredentials(p string) bool {
 	case "/home", "/Users", "/root":
 		return true // every home
 	}
-	for _, sample := range a.r.Paths["credential-samples"] {
+	for _, sample := range a.r.Paths.get("credential-samples") {
 		if strings.HasPrefix(sample, n+"/") || strings.HasPrefix(sample, abs+"/") {
 			return true
 		}
@@ -1429,7 +1429,7 @@ func (a *analyzer) mayBeOptionValue(program string, args []word, idx int) (strin
 	if !prev.known || !isOption(prev.text) || prev.text == "--" || strings.Contains(prev.text, "=") {
 		return "", false
 	}
-	info := a.r.Programs[program]
+	info := a.r.Programs.get(program)
 	if matchesAny(info.Flags, prev.text) || takesValue(prev.text, info.OptionsWithValue) {
 		return "", false
 	}

@@ -32,7 +32,7 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 		return
 	}
 	for range maxDepth * 2 {
-		spec := a.r.Wrappers[programName(words[0].text)]
+		spec := a.r.Wrappers.get(programName(words[0].text))
 		if spec == nil {
 			break
 		}
@@ -71,7 +71,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.flows(seg, name, words)
 	a.runsDownload(seg, words[0])
 	a.codeFiles(seg, name, words)
-	if a.r.Safe[name] == nil || !safe && !seg.unsafe {
+	if a.r.Safe.get(name) == nil || !safe && !seg.unsafe {
 		// A model of the safe table that proved the command read-only
 		// knows what its arguments are, and one that found a firm reason
 		// has said what matters; otherwise what the program does with a
@@ -358,7 +358,7 @@ func (a *analyzer) substitutionSources(stmts []*syntax.Stmt) (fetch, decode bool
 				return true
 			}
 			name := programName(words[0].text)
-			if a.r.network[name] {
+			if a.r.network.has(name) {
 				fetch = true
 			}
 			if a.decodes(name, words) {
@@ -464,7 +464,7 @@ func callsName(s *syntax.Stmt, name string) bool {
 // returns true when it recorded the segment itself.
 func (a *analyzer) special(seg *Segment, name string, words []word, s *syntax.Stmt, f frame, piped bool) bool {
 	switch {
-	case a.r.shells[name]:
+	case a.r.shells.has(name):
 		return a.shell(seg, name, words, s, f, piped)
 	case name == "eval":
 		return a.eval(seg, words, s, f)
@@ -478,7 +478,7 @@ func (a *analyzer) special(seg *Segment, name string, words []word, s *syntax.St
 		a.cd(name, words)
 	}
 	a.builtinWords(seg, name, words, f)
-	if spec := a.r.Interpreters[name]; spec != nil {
+	if spec := a.r.Interpreters.get(name); spec != nil {
 		return a.interpreter(seg, name, spec, words, s, f, piped)
 	}
 	if name == "find" {
@@ -603,7 +603,7 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 func (a *analyzer) stdinCode(seg *Segment, name string, s *syntax.Stmt, f frame, piped bool) bool {
 	seg.flags.execsStdin = true
 	if body, ok, found := stdinDocument(s); found {
-		if ok && a.r.shells[name] {
+		if ok && a.r.shells.has(name) {
 			a.nested(seg, body, name+" heredoc", s, f)
 			return true
 		}
@@ -896,7 +896,7 @@ const maxCodeCalls = 64
 // classifies those commands.
 func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 	lang := program
-	if spec := a.r.Interpreters[program]; spec != nil {
+	if spec := a.r.Interpreters.get(program); spec != nil {
 		lang = spec.Language
 	}
 	for _, cr := range a.r.Code {
@@ -1044,7 +1044,7 @@ func (a *analyzer) inputNames(seg *Segment, name string, words []word) {
 	if a.stdinNames {
 		return
 	}
-	if spec := a.r.Safe[name]; spec != nil && spec.Data {
+	if spec := a.r.Safe.get(name); spec != nil && spec.Data {
 		return // echo, printf: the names are only text
 	}
 	for _, w := range words[1:] {

@@ -83,7 +83,7 @@ func (a *analyzer) exported(seg *Segment, name, variant, flags string) {
 // dangerousVar reports whether name is one of the variables that change
 // what programs load or run.
 func (a *analyzer) dangerousVar(name string) bool {
-	if a.r.dangerVars[name] {
+	if a.r.dangerVars.has(name) {
 		return true
 	}
 	for _, p := range a.r.Assignments.Prefixes {

@@ -21,7 +21,7 @@ func secretInvocations(prefix string, spec *safeSpec) []string {
 		return []string{prefix}
 	}
 	var out []string
-	for sub, subSpec := range spec.Sub {
+	for sub, subSpec := range spec.Sub.all() {
 		word := strings.NewReplacer("*", "x", "?", "x").Replace(sub)
 		out = append(out, secretInvocations(strings.TrimSpace(prefix+" "+word), subSpec)...)
 	}
@@ -38,7 +38,7 @@ func TestSecretPrintersNotCoverable(t *testing.T) {
 	n := 0
 	for _, name := range tableKeys(e.rules.Safe) {
 		allow := pattern.NewMatcher(entries(name+" **"), fakePath)
-		cmds := secretInvocations(name, e.rules.Safe[name])
+		cmds := secretInvocations(name, e.rules.Safe.get(name))
 		// Spellings the models must see through: options before the
 		// subcommand, a release track, a nested group, a verb only known
 		// at run time.

@@ -3,11 +3,9 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -124,12 +122,11 @@ func without[T any](list []T, i int) []T {
 	return slices.Delete(slices.Clone(list), i, i+1)
 }
 
-func tableKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
+func tableKeys[V any](t table[V]) []string {
+	keys := make([]string, 0, len(t))
+	for k := range t.all() {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
 	return keys
 }
 
@@ -164,47 +161,47 @@ func tableMutants(rf *ruleFile) []tableMutant {
 		add(fmt.Sprintf("assignments.prefixes[%s]", p), func(rf *ruleFile) { rf.Assignments.Prefixes = without(rf.Assignments.Prefixes, i) })
 	}
 	for _, set := range tableKeys(rf.Paths) {
-		for i, g := range rf.Paths[set] {
-			add(fmt.Sprintf("paths.%s[%s]", set, g), func(rf *ruleFile) { rf.Paths[set] = without(rf.Paths[set], i) })
+		for i, g := range rf.Paths.get(set) {
+			add(fmt.Sprintf("paths.%s[%s]", set, g), func(rf *ruleFile) { rf.Paths.set(set, without(rf.Paths.get(set), i)) })
 		}
 	}
 	// Deny options of safe programs, at every depth of subcommands.
 	var walkSafe func(label string, get func(rf *ruleFile) *safeSpec, spec *safeSpec)
 	walkSafe = func(label string, get func(rf *ruleFile) *safeSpec, spec *safeSpec) {
 		for _, opt := range tableKeys(spec.Deny) {
-			add(fmt.Sprintf("safe.%s.deny[%s]", label, opt), func(rf *ruleFile) { delete(get(rf).Deny, opt) })
+			add(fmt.Sprintf("safe.%s.deny[%s]", label, opt), func(rf *ruleFile) { get(rf).Deny.del(opt) })
 		}
 		for _, sub := range tableKeys(spec.Sub) {
-			walkSafe(label+" "+sub, func(rf *ruleFile) *safeSpec { return get(rf).Sub[sub] }, spec.Sub[sub])
+			walkSafe(label+" "+sub, func(rf *ruleFile) *safeSpec { return get(rf).Sub.get(sub) }, spec.Sub.get(sub))
 		}
 	}
 	for _, name := range tableKeys(rf.Safe) {
-		walkSafe(name, func(rf *ruleFile) *safeSpec { return rf.Safe[name] }, rf.Safe[name])
+		walkSafe(name, func(rf *ruleFile) *safeSpec { return rf.Safe.get(name) }, rf.Safe.get(name))
 	}
 	for i, s := range rf.Shells {
 		add(fmt.Sprintf("shells[%s]", s), func(rf *ruleFile) { rf.Shells = without(rf.Shells, i) })
 	}
 	for _, w := range tableKeys(rf.Wrappers) {
-		add(fmt.Sprintf("wrappers[%s]", w), func(rf *ruleFile) { delete(rf.Wrappers, w) })
+		add(fmt.Sprintf("wrappers[%s]", w), func(rf *ruleFile) { rf.Wrappers.del(w) })
 	}
 	for _, p := range tableKeys(rf.Interpreters) {
-		add(fmt.Sprintf("interpreters[%s]", p), func(rf *ruleFile) { delete(rf.Interpreters, p) })
+		add(fmt.Sprintf("interpreters[%s]", p), func(rf *ruleFile) { rf.Interpreters.del(p) })
 	}
 	for i, n := range rf.Network {
 		add(fmt.Sprintf("network[%s]", n), func(rf *ruleFile) { rf.Network = without(rf.Network, i) })
 	}
-	for _, name := range slices.Sorted(maps.Keys(rf.Programs)) {
-		if len(rf.Programs[name].KeyOptions) == 0 {
+	for _, name := range tableKeys(rf.Programs) {
+		if len(rf.Programs.get(name).KeyOptions) == 0 {
 			continue
 		}
 		add(fmt.Sprintf("programs[%s].keyOptions", name), func(rf *ruleFile) {
-			pi := rf.Programs[name]
+			pi := rf.Programs.get(name)
 			pi.KeyOptions = nil
-			rf.Programs[name] = pi
+			rf.Programs.set(name, pi)
 		})
 	}
-	for _, name := range slices.Sorted(maps.Keys(rf.NetworkSubcommands)) {
-		add(fmt.Sprintf("networkSubcommands[%s]", name), func(rf *ruleFile) { delete(rf.NetworkSubcommands, name) })
+	for _, name := range tableKeys(rf.NetworkSubcommands) {
+		add(fmt.Sprintf("networkSubcommands[%s]", name), func(rf *ruleFile) { rf.NetworkSubcommands.del(name) })
 	}
 	for i, n := range rf.EnvPrinters {
 		add(fmt.Sprintf("envPrinters[%s]", n), func(rf *ruleFile) { rf.EnvPrinters = without(rf.EnvPrinters, i) })

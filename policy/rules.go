@@ -20,16 +20,16 @@ import (
 type ruleFile struct {
 	// Programs holds per-program facts the matchers need, such as which
 	// options take a value (so that `git -C dir push` finds "push").
-	Programs map[string]programInfo `json:"programs"`
+	Programs table[programInfo] `json:"programs"`
 	// Wrappers run another command given in their arguments.
-	Wrappers map[string]*wrapperSpec `json:"wrappers"`
+	Wrappers table[*wrapperSpec] `json:"wrappers"`
 	// Shells run a script given with -c, in a file or on stdin.
 	Shells []string `json:"shells"`
 	// Interpreters run code given inline, in a file or on stdin.
-	Interpreters map[string]*interpSpec `json:"interpreters"`
+	Interpreters table[*interpSpec] `json:"interpreters"`
 	// Safe lists read-only programs and the arguments that stop them
 	// being read-only.
-	Safe map[string]*safeSpec `json:"safe"`
+	Safe table[*safeSpec] `json:"safe"`
 	// Rules are the needs-review and dangerous patterns.
 	Rules []*rule `json:"rules"`
 	// Code rules map inline interpreter code to the shell command it is
@@ -39,13 +39,13 @@ type ruleFile struct {
 	// load or run.
 	Assignments assignmentRules `json:"assignments"`
 	// Paths are the named path sets the rules refer to as @name.
-	Paths map[string][]string `json:"paths"`
+	Paths table[[]string] `json:"paths"`
 	// Network programs talk to other hosts; Decoders turn data into
 	// something else (often code).
 	Network []string `json:"network"`
 	// NetworkSubcommands limits a network program's network use to
 	// these subcommands (openssl s_client, not openssl x509).
-	NetworkSubcommands map[string][]string `json:"networkSubcommands"`
+	NetworkSubcommands table[[]string] `json:"networkSubcommands"`
 	Decoders           []*rule             `json:"decoders"`
 	// Suggest drives "allow always" patterns: tools whose first operand
 	// is a subcommand (with the subcommands that name something to run
@@ -64,7 +64,7 @@ type assignmentRules struct {
 
 // suggestRules are the data behind Engine.Suggest.
 type suggestRules struct {
-	Subcommands map[string][]string `json:"subcommands"`
+	Subcommands table[[]string] `json:"subcommands"`
 	Runners     []string            `json:"runners"`
 	// Targets are programs ("rm") and subcommands ("npm install") whose
 	// operands name what they act on: the files they delete or create, the
@@ -156,14 +156,14 @@ type safeSpec struct {
 	// Deny maps options that write, run code or reach outside to the
 	// words that finish "PROGRAM OPTION …" in a reason. An option written
 	// ^-x counts only before the subcommand.
-	Deny map[string]string `json:"deny"`
+	Deny table[string] `json:"deny"`
 	// Only, when set, lists the only options allowed.
 	Only []string `json:"only"`
 	// MaxPositionals caps the operands (uniq IN OUT writes OUT); -1 or
 	// absent means no cap.
 	MaxPositionals *int `json:"maxPositionals"`
 	// Sub restricts the program to these subcommands, each a safeSpec.
-	Sub map[string]*safeSpec `json:"sub"`
+	Sub table[*safeSpec] `json:"sub"`
 	// DirOptions name a directory that must lie inside the workspace.
 	DirOptions []string `json:"dirOptions"`
 	// PositionalsWith lists options that allow operands when MaxPositionals
@@ -209,12 +209,12 @@ type safeSpec struct {
 // one that prints secrets wins, so that no broad pattern can hide an
 // exception; otherwise the lexically first key decides.
 func (s *safeSpec) subSpec(sub string) *safeSpec {
-	if spec, ok := s.Sub[sub]; ok {
+	if spec, ok := s.Sub.lookup(sub); ok {
 		return spec
 	}
 	var best *safeSpec
 	bestKey := ""
-	for key, spec := range s.Sub {
+	for key, spec := range s.Sub.all() {
 		if !strings.ContainsAny(key, "*?[") {
 			continue
 		}
@@ -240,7 +240,7 @@ func (s *safeSpec) hasSecret() bool {
 	if s.Secret != "" {
 		return true
 	}
-	for _, sub := range s.Sub {
+	for _, sub := range s.Sub.all() {
 		if sub.hasSecret() {
 			return true
 		}
@@ -391,13 +391,13 @@ var effects = map[string]bool{
 // rules is the rule table with its indexes.
 type rules struct {
 	*ruleFile
-	byProgram   map[string][]*rule
+	byProgram   table[[]*rule]
 	byPattern   []*rule // rules whose program names are patterns
-	shells      map[string]bool
-	network     map[string]bool
-	envPrinters map[string]bool
-	dangerVars  map[string]bool
-	pathSets    map[string]*pathSet
+	shells      nameSet
+	network     nameSet
+	envPrinters nameSet
+	dangerVars  nameSet
+	pathSets    table[*pathSet]
 	byIDOnce    sync.Once
 	byID        map[string]*rule
 }
@@ -477,16 +477,16 @@ func (p *pathSet) compiled() ([]*glob.Pattern, error) {
 func loadRules(rf *ruleFile) (*rules, error) {
 	r := &rules{
 		ruleFile:    rf,
-		byProgram:   map[string][]*rule{},
 		shells:      setOf(rf.Shells),
 		network:     setOf(rf.Network),
 		envPrinters: setOf(rf.EnvPrinters),
 		dangerVars:  setOf(rf.Assignments.Names),
-		pathSets:    make(map[string]*pathSet, len(rf.Paths)),
 	}
-	for name, pats := range rf.Paths {
-		r.pathSets[name] = &pathSet{patterns: pats}
+	pathSets := make(map[string]*pathSet, len(rf.Paths))
+	for name, pats := range rf.Paths.all() {
+		pathSets[name] = &pathSet{patterns: pats}
 	}
+	r.pathSets = tableOf(pathSets)
 	for _, ru := range append(append([]*rule(nil), rf.Rules...), rf.Decoders...) {
 		if ru.ID == "" || ru.Reason == "" {
 			return nil, fmt.Errorf("rules: a rule for %v lacks an id or a reason", ru.Programs)
@@ -498,15 +498,17 @@ func loadRules(rf *ruleFile) (*rules, error) {
 			return nil, fmt.Errorf("rules: rule %s has an effect but is neither firm nor dangerous", ru.ID)
 		}
 	}
+	byProgram := map[string][]*rule{}
 	for _, ru := range rf.Rules {
 		for _, p := range ru.Programs {
 			if strings.ContainsAny(p, "*?[") {
 				r.byPattern = append(r.byPattern, ru)
 				break
 			}
-			r.byProgram[p] = append(r.byProgram[p], ru)
+			byProgram[p] = append(byProgram[p], ru)
 		}
 	}
+	r.byProgram = tableOf(byProgram)
 	return r, nil
 }
 
@@ -521,7 +523,7 @@ func (r *rules) compileAll() error {
 		_, err := c.regexp()
 		errs = append(errs, err)
 	}
-	for name, ps := range r.pathSets {
+	for name, ps := range r.pathSets.all() {
 		if _, err := ps.compiled(); err != nil {
 			errs = append(errs, fmt.Errorf("rules: path set %s: %w", name, err))
 		}
@@ -561,7 +563,7 @@ func (r *rules) compileArgs(id string, pats []string) ([]*glob.Pattern, []string
 	var sets []string
 	for _, a := range pats {
 		if set, ok := strings.CutPrefix(a, "@"); ok {
-			if _, known := r.Paths[set]; !known && !builtinSet(set) {
+			if _, known := r.Paths.lookup(set); !known && !builtinSet(set) {
 				return nil, nil, fmt.Errorf("rules: rule %s: unknown set @%s", id, set)
 			}
 			sets = append(sets, set)
@@ -590,7 +592,7 @@ func (r *rules) ruleByID(id string) *rule {
 
 // rulesFor returns the rules that name program.
 func (r *rules) rulesFor(program string) []*rule {
-	out := r.byProgram[program]
+	out := r.byProgram.get(program)
 	for _, ru := range r.byPattern {
 		for _, p := range ru.Programs {
 			if ok, _ := path.Match(p, program); ok {
@@ -604,15 +606,7 @@ func (r *rules) rulesFor(program string) []*rule {
 
 // optionsWithValue returns the options of program that take a value.
 func (r *rules) optionsWithValue(program string) []string {
-	return r.Programs[program].OptionsWithValue
-}
-
-func setOf(list []string) map[string]bool {
-	m := make(map[string]bool, len(list))
-	for _, s := range list {
-		m[s] = true
-	}
-	return m
+	return r.Programs.get(program).OptionsWithValue
 }
 
 // isGroup reports whether word is one of the spec's command groups at this
@@ -631,8 +625,8 @@ func (s *safeSpec) isGroup(word string, first bool) bool {
 // naming it outright (a program matched only by a rule's pattern is not
 // known by that).
 func (r *rules) knows(name string) bool {
-	_, program := r.Programs[name]
-	_, interp := r.Interpreters[name]
-	_, wrapper := r.Wrappers[name]
-	return r.Safe[name] != nil || program || interp || wrapper || r.shells[name] || len(r.byProgram[name]) > 0
+	_, program := r.Programs.lookup(name)
+	_, interp := r.Interpreters.lookup(name)
+	_, wrapper := r.Wrappers.lookup(name)
+	return r.Safe.get(name) != nil || program || interp || wrapper || r.shells.has(name) || len(r.byProgram.get(name)) > 0
 }

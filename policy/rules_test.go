@@ -79,7 +79,7 @@ func TestRuleExamples(t *testing.T) {
 // classified: every match example is as dangerous as what it wraps.
 func TestWrapperExamples(t *testing.T) {
 	e := testEngine(t)
-	for name, w := range e.rules.Wrappers {
+	for name, w := range e.rules.Wrappers.all() {
 		require.NotEmpty(t, w.Match, "wrapper %s has no example", name)
 		for _, cmd := range w.Match {
 			res := analyzeForTest(e, cmd)
@@ -100,14 +100,14 @@ func TestWrapperExamples(t *testing.T) {
 func TestSafeProgramsAreSafe(t *testing.T) {
 	e := testEngine(t)
 	count := 0
-	for name, spec := range e.rules.Safe {
+	for name, spec := range e.rules.Safe.all() {
 		count++
 		for _, inv := range safeInvocations(shellQuote(name), spec) {
 			cmd := inv.cmd
 			switch {
 			case name == "sed" || strings.HasSuffix(name, "awk"):
 				cmd += " 1" // a program is required
-			case e.rules.envPrinters[name]:
+			case e.rules.envPrinters.has(name):
 				cmd += " -e" // alone, set prints every variable
 			case inv.spec.Check == "docker-inspect":
 				cmd += " --format '{{.State.Status}}' app"
@@ -140,7 +140,7 @@ func safeInvocations(prefix string, spec *safeSpec) []safeInvocation {
 		return []safeInvocation{{prefix, spec}}
 	}
 	var out []safeInvocation
-	for sub, subSpec := range spec.Sub {
+	for sub, subSpec := range spec.Sub.all() {
 		word := strings.NewReplacer("*", "x", "?", "x").Replace(sub)
 		out = append(out, safeInvocations(strings.TrimSpace(prefix+" "+word), subSpec)...)
 	}
@@ -180,7 +180,7 @@ func TestRequiredText(t *testing.T) {
 // matches: a filter that did would hide a credential or system path from
 // every rule that uses the set.
 func FuzzRequiredText(f *testing.F) {
-	for _, pats := range builtinRules.Paths {
+	for _, pats := range builtinRules.Paths.all() {
 		for _, pat := range pats {
 			f.Add(pat, strings.NewReplacer("**", "a/b", "*", "x", "?", "q").Replace(pat))
 		}

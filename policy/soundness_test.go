@@ -73,16 +73,16 @@ func (r *rules) modelledPrograms() []string {
 			}
 		}
 	}
-	for k := range r.Safe {
+	for k := range r.Safe.all() {
 		add(k)
 	}
-	for k := range r.Wrappers {
+	for k := range r.Wrappers.all() {
 		add(k)
 	}
-	for k := range r.Interpreters {
+	for k := range r.Interpreters.all() {
 		add(k)
 	}
-	for k := range r.Programs {
+	for k := range r.Programs.all() {
 		add(k)
 	}
 	add(r.Shells...)

@@ -131,7 +131,7 @@ func (e *Engine) targets(argv []string) bool {
 	if contains(e.rules.Suggest.Targets, name) {
 		return true
 	}
-	sub := operandIndex(argv, 1, e.rules.Programs[name].OptionsWithValue)
+	sub := operandIndex(argv, 1, e.rules.Programs.get(name).OptionsWithValue)
 	return sub >= 0 && contains(e.rules.Suggest.Targets, name+" "+argv[sub])
 }
 
@@ -143,15 +143,15 @@ func (e *Engine) wildcardScope(argv []string) string {
 	if e.isShell(name) {
 		return ""
 	}
-	if _, ok := e.rules.Wrappers[name]; ok {
+	if _, ok := e.rules.Wrappers.lookup(name); ok {
 		return ""
 	}
-	if spec, ok := e.rules.Interpreters[name]; ok {
+	if spec, ok := e.rules.Interpreters.lookup(name); ok {
 		at := scriptIndex(argv, spec)
 		if at < 0 || e.targets(argv[at:]) {
 			return "" // `python3 -m pip install x` is pip install
 		}
-		if _, ok := e.rules.Suggest.Subcommands[path.Base(argv[at])]; ok {
+		if _, ok := e.rules.Suggest.Subcommands.lookup(path.Base(argv[at])); ok {
 			// A script with subcommands of its own (Django's manage.py:
 			// test, runserver, migrate) is scoped to the subcommand.
 			if sub := operandIndex(argv, at+1, nil); sub >= 0 {
@@ -168,14 +168,14 @@ func (e *Engine) wildcardScope(argv []string) string {
 		}
 		return pattern.Prefix(argv, at)
 	}
-	deeper, ok := e.rules.Suggest.Subcommands[argv[0]]
+	deeper, ok := e.rules.Suggest.Subcommands.lookup(argv[0])
 	if !ok {
-		deeper, ok = e.rules.Suggest.Subcommands[name]
+		deeper, ok = e.rules.Suggest.Subcommands.lookup(name)
 	}
 	if !ok {
 		return pattern.Prefix(argv, 0)
 	}
-	withValue := e.rules.Programs[name].OptionsWithValue
+	withValue := e.rules.Programs.get(name).OptionsWithValue
 	sub := operandIndex(argv, 1, withValue)
 	if sub < 0 {
 		return "" // `git --version`: nothing to generalise over
