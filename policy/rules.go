@@ -46,7 +46,7 @@ type ruleFile struct {
 	// NetworkSubcommands limits a network program's network use to
 	// these subcommands (openssl s_client, not openssl x509).
 	NetworkSubcommands table[[]string] `json:"networkSubcommands"`
-	Decoders           []*rule             `json:"decoders"`
+	Decoders           []*rule         `json:"decoders"`
 	// Suggest drives "allow always" patterns: tools whose first operand
 	// is a subcommand (with the subcommands that name something to run
 	// as their own first operand), and runners like npx.
@@ -65,7 +65,7 @@ type assignmentRules struct {
 // suggestRules are the data behind Engine.Suggest.
 type suggestRules struct {
 	Subcommands table[[]string] `json:"subcommands"`
-	Runners     []string            `json:"runners"`
+	Runners     []string        `json:"runners"`
 	// Targets are programs ("rm") and subcommands ("npm install") whose
 	// operands name what they act on: the files they delete or create, the
 	// hosts they reach, the packages they install, the processes they
