@@ -127,7 +127,7 @@ func (l *AuditLog) Append(ev Event) error {
 	if len(ev.OutputTail) > maxLoggedTail {
 		ev.OutputTail = ev.OutputTail[len(ev.OutputTail)-maxLoggedTail:]
 	}
-	line, err := json.Marshal(ev)
+	line, err := marshalEvent(&ev)
 	if err != nil {
 		return fmt.Errorf("audit log: encode: %w", err)
 	}
