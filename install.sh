@@ -5,7 +5,8 @@
 #   ./install.sh --uninstall          undo setup, stop the hub, remove what this script installed
 #   ./install.sh --uninstall --force  remove it even if something still runs execgate
 #
-# Installs bin/execgate and the shim links lib/execgate/shims/{bash,sh}, and
+# Installs bin/execgate, bin/execgate-shell and the shim links
+# lib/execgate/shims/{bash,sh} (to execgate-shell), and
 # writes the default configuration if there is none. Idempotent: running it
 # again rebuilds the binary and refreshes the links; it never overwrites a
 # configuration. EXECGATE_BINARY=FILE installs that prebuilt binary instead
@@ -84,16 +85,18 @@ remove_files() {
 	for name in bash sh; do
 		# Only links that point at execgate: never a real shell someone
 		# put there.
-		if [ -L "$shimdir/$name" ] && [ "$(readlink "$shimdir/$name")" = "$exe" ]; then
+		if [ -L "$shimdir/$name" ] && { [ "$(readlink "$shimdir/$name")" = "$exe" ] || [ "$(readlink "$shimdir/$name")" = "$exe-shell" ]; }; then
 			rm -f "$shimdir/$name"
 			removed+=("$shimdir/$name")
 		fi
 	done
 	rmdir "$shimdir" "$prefix/lib/execgate" 2>/dev/null || true
-	if [ -e "$exe" ] || [ -L "$exe" ]; then
-		rm -f "$exe"
-		removed+=("$exe")
-	fi
+	for bin in "$exe" "$exe-shell"; do
+		if [ -e "$bin" ] || [ -L "$bin" ]; then
+			rm -f "$bin"
+			removed+=("$bin")
+		fi
+	done
 	if [ ${#removed[@]} -eq 0 ]; then
 		say "execgate is not installed in $prefix: nothing to remove"
 	else
@@ -149,23 +152,44 @@ fi
 
 mkdir -p "$bindir"
 tmp=$(mktemp "$bindir/.execgate.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
+tmpshell=$(mktemp "$bindir/.execgate-shell.XXXXXX")
+trap 'rm -f "$tmp" "$tmpshell"' EXIT
+# Two binaries from one tree: execgate, the command-line tool, and
+# execgate-shell, the shim alone, which the bash and sh links point at: it
+# links nothing else, so every agent command starts faster
+# (docs/BENCHMARKS.md). A prebuilt EXECGATE_BINARY serves as both unless
+# EXECGATE_SHELL_BINARY names its execgate-shell.
+shellbin=$bindir/execgate-shell
 if [ -n "${EXECGATE_BINARY:-}" ]; then
 	cp "$EXECGATE_BINARY" "$tmp"
+	if [ -n "${EXECGATE_SHELL_BINARY:-}" ]; then
+		[ -f "$EXECGATE_SHELL_BINARY" ] && [ -x "$EXECGATE_SHELL_BINARY" ] || die "EXECGATE_SHELL_BINARY=$EXECGATE_SHELL_BINARY is not an executable file"
+		cp "$EXECGATE_SHELL_BINARY" "$tmpshell"
+	else
+		rm -f "$tmpshell" "$shellbin"
+		shellbin=$bindir/execgate
+	fi
 else
 	(cd "$here" && CGO_ENABLED=0 go build -trimpath -buildvcs=auto -o "$tmp" ./cmd/execgate)
+	(cd "$here" && CGO_ENABLED=0 go build -trimpath -buildvcs=auto -o "$tmpshell" ./cmd/execgate-shell)
 fi
 chmod 0755 "$tmp"
 mv -f "$tmp" "$bindir/execgate"
+if [ -f "$tmpshell" ]; then
+	chmod 0755 "$tmpshell"
+	mv -f "$tmpshell" "$bindir/execgate-shell"
+	say "installed $bindir/execgate and $bindir/execgate-shell"
+else
+	say "installed $bindir/execgate"
+fi
 trap - EXIT
-say "installed $bindir/execgate"
 
-# The shims: execgate behaves as a shell when invoked as bash or sh.
+# The shims: the shim binary behaves as a shell when invoked as bash or sh.
 mkdir -p "$shimdir"
 for name in bash sh; do
-	ln -sfn "$bindir/execgate" "$shimdir/$name"
+	ln -sfn "$shellbin" "$shimdir/$name"
 done
-say "linked $shimdir/bash and $shimdir/sh to it"
+say "linked $shimdir/bash and $shimdir/sh to $shellbin"
 
 # The default configuration, only if there is none: the built-in defaults
 # written out so that they can be read and edited.

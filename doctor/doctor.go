@@ -15,11 +15,13 @@ package doctor
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -119,15 +121,24 @@ func (o Options) binary() []Check {
 	if shims == "" {
 		shims = setup.ShimDir(exe)
 	}
-	var missing, foreign []string
+	shellBin := filepath.Join(filepath.Dir(exe), "execgate-shell")
+	var missing, foreign, viaCLI []string
 	for _, name := range []string{"bash", "sh"} {
 		link := filepath.Join(shims, name)
 		target, err := filepath.EvalSymlinks(link)
 		switch {
 		case err != nil:
 			missing = append(missing, link)
-		case target != exe:
+		case target == exe:
+			viaCLI = append(viaCLI, link)
+		case target != shellBin:
 			foreign = append(foreign, fmt.Sprintf("%s runs %s", link, target))
+		}
+	}
+	if _, err := os.Stat(shellBin); err == nil {
+		if why := sameBuild(exe, shellBin); why != "" {
+			checks = append(checks, Check{Status: Fail, Area: "binary", Text: homeRel(o.Setup.Home, shellBin) + " is not the same build as " + homeRel(o.Setup.Home, exe) + ": " + why,
+				Fix: "run ./install.sh again: it builds both from one tree"})
 		}
 	}
 	switch {
@@ -137,10 +148,49 @@ func (o Options) binary() []Check {
 	case len(missing) > 0:
 		checks = append(checks, Check{Status: Warn, Area: "shims", Text: "missing: " + strings.Join(missing, ", "),
 			Fix: "run ./install.sh to make them (the shim route needs them)"})
+	case len(viaCLI) > 0:
+		checks = append(checks, Check{Status: Info, Area: "shims", Text: strings.Join(viaCLI, ", ") + " run execgate itself, which works but starts slower than execgate-shell",
+			Fix: "run ./install.sh again to link them to execgate-shell"})
 	default:
-		checks = append(checks, Check{Status: OK, Area: "shims", Text: homeRel(o.Setup.Home, shims) + "/{bash,sh} → this binary"})
+		checks = append(checks, Check{Status: OK, Area: "shims", Text: homeRel(o.Setup.Home, shims) + "/{bash,sh} → " + homeRel(o.Setup.Home, shellBin)})
 	}
 	return checks
+}
+
+// sameBuild says how the binaries a and b differ in what they record of
+// their build (Go version, module version, source revision), or "" when
+// they agree.
+func sameBuild(a, b string) string {
+	ia, err := buildinfo.ReadFile(a)
+	if err != nil {
+		return "cannot read " + a + "'s build information: " + err.Error()
+	}
+	ib, err := buildinfo.ReadFile(b)
+	if err != nil {
+		return "cannot read " + b + "'s build information: " + err.Error()
+	}
+	if ia.GoVersion != ib.GoVersion {
+		return fmt.Sprintf("built with %s and %s", ia.GoVersion, ib.GoVersion)
+	}
+	if ia.Main.Version != ib.Main.Version {
+		return fmt.Sprintf("versions %s and %s", ia.Main.Version, ib.Main.Version)
+	}
+	for _, key := range []string{"vcs.revision", "vcs.time", "vcs.modified"} {
+		if va, vb := buildSetting(ia, key), buildSetting(ib, key); va != vb {
+			return fmt.Sprintf("%s %q and %q", key, va, vb)
+		}
+	}
+	return ""
+}
+
+// buildSetting returns one setting of a build, or "".
+func buildSetting(info *debug.BuildInfo, key string) string {
+	for _, s := range info.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 func (o Options) config() Check {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/execgate/execgate/internal/self"
 )
 
 // defaultShells are the shells FindShell tries, in order, when none is
@@ -27,24 +29,30 @@ func defaultShells() []string {
 // not the running executable. The shim is typically installed as the agent's
 // "bash", possibly through a symlink or hard link, so names and paths prove
 // nothing: the check compares file identity (os.SameFile) with
-// os.Executable, and running the shim as its own shell would recurse forever.
+// execgate's binaries (package self), and running the shim as its own shell
+// would recurse forever.
 // A configured path that is not usable is an error, not a reason to fall back
 // to the defaults: the user asked for that shell.
 func FindShell(configured string) (string, error) {
-	self, err := os.Executable()
+	bins, err := self.Binaries()
 	if err != nil {
 		// Without our own identity we cannot rule out running ourselves.
-		return "", fmt.Errorf("find shell: locate own executable: %w", err)
+		return "", fmt.Errorf("find shell: %w", err)
 	}
-	return findShell(configured, defaultShells(), self)
+	return findShell(configured, defaultShells(), bins...)
 }
 
-// findShell is FindShell with the candidates and the executable to avoid
-// passed in, so that tests can build scenarios around them.
-func findShell(configured string, candidates []string, self string) (string, error) {
-	selfInfo, err := os.Stat(self)
-	if err != nil {
-		return "", fmt.Errorf("find shell: %w", err)
+// findShell is FindShell with the candidates and the executables to avoid
+// (execgate's binaries) passed in, so that tests can build scenarios
+// around them.
+func findShell(configured string, candidates []string, selves ...string) (string, error) {
+	var selfInfo []fs.FileInfo
+	for _, p := range selves {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", fmt.Errorf("find shell: %w", err)
+		}
+		selfInfo = append(selfInfo, fi)
 	}
 	if configured != "" {
 		if err := usableShell(configured, selfInfo); err != nil {
@@ -61,7 +69,7 @@ func findShell(configured string, candidates []string, self string) (string, err
 }
 
 // usableShell reports why path cannot serve as the shell, or nil if it can.
-func usableShell(path string, self fs.FileInfo) error {
+func usableShell(path string, selves []fs.FileInfo) error {
 	if !filepath.IsAbs(path) {
 		// A PATH lookup could well find the shim, which is installed as bash.
 		return fmt.Errorf("shell %q: path must be absolute", path)
@@ -76,7 +84,7 @@ func usableShell(path string, self fs.FileInfo) error {
 	if err := unix.Access(path, unix.X_OK); err != nil {
 		return fmt.Errorf("shell %s: not executable: %w", path, err)
 	}
-	if self != nil && os.SameFile(fi, self) {
+	if self.Same(fi, selves) {
 		return fmt.Errorf("shell %s is execgate itself", path)
 	}
 	return nil
@@ -89,13 +97,9 @@ func checkShell(path string) error {
 	if path == "" {
 		return errors.New("no shell given")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("check shell: locate own executable: %w", err)
-	}
-	selfInfo, err := os.Stat(self)
+	selves, err := self.Infos()
 	if err != nil {
 		return fmt.Errorf("check shell: %w", err)
 	}
-	return usableShell(path, selfInfo)
+	return usableShell(path, selves)
 }

@@ -168,10 +168,17 @@ func (j *job) shimProblem() string {
 	if err != nil {
 		return fmt.Sprintf("%s has no bash link to execgate; run ./install.sh to create it (or pass --shims DIR)", j.display(j.paths.shims))
 	}
-	if exe, err := os.Stat(j.paths.exe); err == nil && !os.SameFile(shim, exe) {
+	if exe, err := os.Stat(j.paths.exe); err == nil && !os.SameFile(shim, exe) && !isShellBinary(shim, j.paths.exe) {
 		return fmt.Sprintf("%s is not a link to %s; run ./install.sh to fix it (or pass --shims DIR)", j.display(j.paths.bash), j.display(j.paths.exe))
 	}
 	return ""
+}
+
+// isShellBinary reports whether shim is execgate-shell, the lean shim
+// binary install.sh puts beside the CLI exe and links the shims to.
+func isShellBinary(shim os.FileInfo, exe string) bool {
+	fi, err := os.Stat(filepath.Join(filepath.Dir(exe), "execgate-shell"))
+	return err == nil && os.SameFile(shim, fi)
 }
 
 // Show writes the integration for o.Agent as a block to copy and paste:

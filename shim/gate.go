@@ -11,6 +11,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/policy"
 )
 
@@ -214,10 +215,9 @@ func gateEnvFor(getenv func(string) string) gateEnv {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	self, err := os.Executable()
-	selfInfo, err2 := os.Stat(self)
+	selves, err := self.Infos()
 	return gateEnv{gated: func(name string) bool {
-		if err != nil || err2 != nil {
+		if err != nil {
 			return false
 		}
 		path := name
@@ -225,7 +225,7 @@ func gateEnvFor(getenv func(string) string) gateEnv {
 			path = lookPathIn(name, getenv("PATH"))
 		}
 		fi, err := os.Stat(path)
-		return err == nil && os.SameFile(fi, selfInfo)
+		return err == nil && self.Same(fi, selves)
 	}}
 }
 

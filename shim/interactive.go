@@ -20,6 +20,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
@@ -393,15 +394,12 @@ func probeBash(ctx context.Context, shell string) error {
 	return nil
 }
 
-// gateBinary is the execgate executable the gate calls back. Invoked under
-// a shell's name it would be the shim, not the CLI.
+// gateBinary is the execgate executable the gate calls back: the CLI
+// (package self). Invoked under a shell's name it would be the shim.
 func gateBinary() (string, error) {
-	exe, err := os.Executable()
+	exe, err := self.CLI()
 	if err != nil {
 		return "", fmt.Errorf("locate execgate: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
 	}
 	if base := filepath.Base(exe); base == "bash" || base == "sh" {
 		return "", fmt.Errorf("execgate is installed as %s itself; the gate cannot call it back", exe)

@@ -26,6 +26,7 @@ import (
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
@@ -65,6 +66,17 @@ type Options struct {
 	Asker prompt.Asker
 	// Now tells the time; nil means time.Now.
 	Now func() time.Time
+}
+
+// IsShellName reports whether argv0 names a shell execgate stands in for:
+// its base name, without the '-' that marks a login shell, is one that
+// install.sh links to execgate.
+func IsShellName(argv0 string) bool {
+	switch filepath.Base(strings.TrimPrefix(argv0, "-")) {
+	case "bash", "sh":
+		return true
+	}
+	return false
 }
 
 // Main runs one shell invocation and returns the exit status for the
@@ -661,7 +673,8 @@ func (s *session) harness(req policy.Request) (policy.Envelope, bool) {
 
 // ownHook recognises execgate's own hook command, `'/path/to/execgate'
 // hook AGENT`, and returns the argv to run it with: this very binary,
-// resolved (nil when the program is anything else). Gemini CLI runs its
+// resolved (nil when the program is anything else): the CLI binary,
+// execgate, which the lean execgate-shell runs beside. Gemini CLI runs its
 // hooks with the bash on its PATH, which is this shim when the user puts
 // the shims first: judged like a command, the hook would be refused, and an
 // agent whose hook fails runs the tool anyway. Only the exact command
@@ -682,18 +695,14 @@ func (s *session) ownHook() []string {
 		!filepath.IsAbs(argv[0]) || strings.HasPrefix(filepath.Clean(argv[0]), "/proc/") {
 		return nil
 	}
-	exe, err := os.Executable()
+	cli, err := self.CLI()
 	if err != nil {
 		return nil
 	}
-	exe, err = filepath.EvalSymlinks(exe)
-	if err != nil {
+	if named, err := filepath.EvalSymlinks(argv[0]); err != nil || named != cli {
 		return nil
 	}
-	if named, err := filepath.EvalSymlinks(argv[0]); err != nil || named != exe {
-		return nil
-	}
-	return []string{exe, "hook", argv[2]}
+	return []string{cli, "hook", argv[2]}
 }
 
 // literalCommand returns the words of src when it is one simple command of
@@ -720,22 +729,10 @@ func literalCommand(src string) ([]string, bool) {
 	return argv, true
 }
 
-// isExecgate reports whether path is this very program (a shim link to it
-// included).
+// isExecgate reports whether path is one of execgate's binaries (a shim
+// link to one included).
 func isExecgate(path string) bool {
-	if !filepath.IsAbs(path) {
-		return false
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return false
-	}
-	a, err := os.Stat(exe)
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(path)
-	return err == nil && os.SameFile(a, b)
+	return filepath.IsAbs(path) && self.Is(path)
 }
 
 // startupReasons lists what bash runs before the program that the check

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,10 +18,6 @@ import (
 	"github.com/execgate/execgate/shim"
 )
 
-// shellNames are the names under which execgate is a shell: install.sh
-// links them into the shim directory an agent puts first on its PATH.
-var shellNames = map[string]bool{"bash": true, "sh": true}
-
 // shellArgv reports whether this invocation is a shell: argv[0]'s base
 // name is a shell name (a leading '-' marks a login shell), or the first
 // argument is "sh". It returns the shell's argv and whether argv[0] should
@@ -31,7 +26,7 @@ func shellArgv(args []string) (argv []string, fromShell, ok bool) {
 	if len(args) == 0 {
 		return nil, false, false
 	}
-	if shellNames[filepath.Base(strings.TrimPrefix(args[0], "-"))] {
+	if shim.IsShellName(args[0]) {
 		return args, false, true
 	}
 	if len(args) >= 2 && args[1] == "sh" {

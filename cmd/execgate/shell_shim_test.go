@@ -44,8 +44,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// shimDir builds execgate once and returns the directory holding it and
-// its shims/ links.
+// shimDir builds execgate and execgate-shell once and returns the
+// directory holding them, the shims/ links to execgate-shell (as
+// install.sh makes them) and cli-shims/ links to execgate, which is a
+// shim too under those names.
 func shimDir(t testing.TB) string {
 	t.Helper()
 	shimBuild.once.Do(func() {
@@ -56,17 +58,21 @@ func shimDir(t testing.TB) string {
 		}
 		shimBuild.dir = dir
 		// Built as install.sh builds it, so that benchmarks measure that.
-		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "execgate"), ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if shimBuild.out, shimBuild.err = cmd.CombinedOutput(); shimBuild.err != nil {
-			return
-		}
-		if shimBuild.err = os.Mkdir(filepath.Join(dir, "shims"), 0o755); shimBuild.err != nil {
-			return
-		}
-		for _, name := range []string{"bash", "sh"} {
-			if shimBuild.err = os.Symlink("../execgate", filepath.Join(dir, "shims", name)); shimBuild.err != nil {
+		for bin, pkg := range map[string]string{"execgate": ".", "execgate-shell": "../execgate-shell"} {
+			cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, bin), pkg)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if shimBuild.out, shimBuild.err = cmd.CombinedOutput(); shimBuild.err != nil {
 				return
+			}
+		}
+		for links, bin := range map[string]string{"shims": "../execgate-shell", "cli-shims": "../execgate"} {
+			if shimBuild.err = os.Mkdir(filepath.Join(dir, links), 0o755); shimBuild.err != nil {
+				return
+			}
+			for _, name := range []string{"bash", "sh"} {
+				if shimBuild.err = os.Symlink(bin, filepath.Join(dir, links, name)); shimBuild.err != nil {
+					return
+				}
 			}
 		}
 	})

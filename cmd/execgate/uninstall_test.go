@@ -54,6 +54,7 @@ func newInstallWorld(t *testing.T) *installWorld {
 		w.env = append(w.env, kv)
 	}
 	w.env = append(w.env, "HOME="+w.home, "PREFIX="+w.prefix, "EXECGATE_BINARY="+bin,
+		"EXECGATE_SHELL_BINARY="+filepath.Join(filepath.Dir(bin), "execgate-shell"),
 		"XDG_CONFIG_HOME="+filepath.Join(root, "xdg-config"), "XDG_STATE_HOME="+filepath.Join(root, "xdg-state"),
 		"XDG_RUNTIME_DIR="+run)
 	return w
