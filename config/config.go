@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adrg/xdg"
-
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/internal/jsonstrict"
 	"github.com/execgate/execgate/pattern"
@@ -56,7 +54,7 @@ func ConfigPath(flag string, getenv func(string) string) string {
 	// The XDG spec says relative values are invalid and must be ignored.
 	base := getenv(xdgEnv)
 	if base == "" || !filepath.IsAbs(base) {
-		base = xdg.ConfigHome
+		base = defaultConfigHome(getenv)
 	}
 	return filepath.Join(base, configDir, configName)
 }
