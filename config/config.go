@@ -18,6 +18,7 @@ import (
 
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/internal/jsonstrict"
+	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -122,7 +123,7 @@ func readConfigFile(path string, noSymlink bool) ([]byte, error) {
 	if noSymlink {
 		flag |= noFollow
 	}
-	f, err := os.OpenFile(path, flag, 0)
+	f, err := state.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, pathless(err)
 	}

@@ -138,7 +138,7 @@ func (l *AuditLog) Append(ev Event) error {
 	if err := state.MkdirPrivate(filepath.Dir(l.Path)); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, state.FileMode)
+	f, err := state.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, state.FileMode)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}

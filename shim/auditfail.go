@@ -34,7 +34,7 @@ func (l *AuditLog) failuresPath() string { return l.Path + ".failures" }
 
 // startFailures makes the failures file, all zero, unless it exists.
 func (l *AuditLog) startFailures() {
-	f, err := os.OpenFile(l.failuresPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, state.FileMode)
+	f, err := state.OpenFile(l.failuresPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, state.FileMode)
 	if err != nil {
 		return // exists already, or cannot: counting then tries its best
 	}
@@ -48,7 +48,7 @@ func (l *AuditLog) CountFailure(now time.Time) error {
 	if l.Path == "" {
 		return errors.New("audit log: no path")
 	}
-	f, err := os.OpenFile(l.failuresPath(), os.O_RDWR|os.O_CREATE, state.FileMode)
+	f, err := state.OpenFile(l.failuresPath(), os.O_RDWR|os.O_CREATE, state.FileMode)
 	if err != nil {
 		return fmt.Errorf("audit failures: %w", err)
 	}

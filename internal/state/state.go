@@ -97,3 +97,22 @@ func TightenFile(f *os.File) error {
 	}
 	return nil
 }
+
+// OpenFile is os.OpenFile for a regular file, without the runtime's
+// network poller: os.OpenFile offers every file it opens to the poller
+// (setting up epoll on the first one, then three system calls to find that
+// a regular file cannot be polled), a cost the shim paid on each command
+// for its configuration and its audit log. The file is opened close-on-exec
+// and blocking, as os.OpenFile would leave a regular file.
+func OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	for {
+		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
+}

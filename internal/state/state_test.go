@@ -1,12 +1,15 @@
 package state
 
 import (
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func env(m map[string]string) func(string) string {
@@ -88,4 +91,35 @@ func TestTightenFile(t *testing.T) {
 		f.Close()
 		assert.Equal(t, tc.want, mode(t, path), "from %o", tc.from)
 	}
+}
+
+// TestOpenFile: the poller-free open reads, writes, creates with the
+// mode asked, refuses what os.OpenFile refuses, and closes on exec.
+func TestOpenFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	f, err := OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString("hello\n")
+	require.NoError(t, err)
+	fd := f.Fd()
+	flags, err := unix.FcntlInt(fd, unix.F_GETFD, 0)
+	require.NoError(t, err)
+	assert.NotZero(t, flags&unix.FD_CLOEXEC, "close-on-exec")
+	require.NoError(t, f.Close())
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	_, err = OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	assert.ErrorIs(t, err, fs.ErrExist)
+	_, err = OpenFile(filepath.Join(dir, "missing"), os.O_RDONLY, 0)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	f, err = OpenFile(p, os.O_RDONLY, 0)
+	require.NoError(t, err)
+	b, err := io.ReadAll(f)
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(b))
+	require.NoError(t, f.Close())
 }
