@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,35 @@ func (e *shimEnv) readAuditRaw(t *testing.T) []map[string]any {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// TestShimInitIsLean: the shim pays package initialisation on every
+// command, so execgate's own packages must build next to nothing there —
+// tables are static data, expressions compile on first use. Compiling the
+// redaction rules at init once cost 21,000 allocations and 4 ms a run;
+// this fails if anything of that size comes back.
+func TestShimInitIsLean(t *testing.T) {
+	e := newShimEnv(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := e.command(ctx, e.shim("bash"), "bash", "-c", "true")
+	cmd.Env = append(cmd.Env, "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	seen := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		// init PKG @T ms, D ms clock, B bytes, A allocs
+		f := strings.Fields(line)
+		if len(f) < 11 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/execgate/") {
+			continue
+		}
+		seen++
+		bytes, err1 := strconv.Atoi(f[7])
+		allocs, err2 := strconv.Atoi(f[9])
+		require.NoError(t, err1, line)
+		require.NoError(t, err2, line)
+		assert.LessOrEqual(t, allocs, 256, "package init allocates too much: %s", line)
+		assert.LessOrEqual(t, bytes, 64<<10, "package init allocates too much: %s", line)
+	}
+	assert.NotZero(t, seen, "no init trace of execgate's packages in %q", out)
 }
