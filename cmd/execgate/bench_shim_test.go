@@ -142,27 +142,45 @@ func BenchmarkShimClaudeEnvelope(b *testing.B) {
 
 // benchVsBash runs the same command through bash and through the shim,
 // alternately and in random order, and reports both medians and their
-// ratio (x-bash), which is what the issue's budgets are about. On a shared
+// ratio (x-bash), which is what the budgets are about. On a shared
 // machine whose speed drifts by tens of percent within minutes, a ratio
 // taken from interleaved runs is far steadier than one taken from two
-// benchmarks run one after the other.
-func benchVsBash(b *testing.B, config, dir, command string) {
+// benchmarks run one after the other. Both binaries are run 20 times
+// before timing starts and then alternately, so that each side's pages
+// are equally warm in the page cache (a freshly linked binary runs 3–10%
+// slower than a warm one). toFile sends stdout to a file instead of a
+// pipe the caller reads: the shim's no-capture path.
+func benchVsBash(b *testing.B, config, dir, command string, toFile bool) {
 	b.Helper()
 	bash := realBash(b)
 	e := newShimEnv(b, config)
 	paths := [2]string{bash, e.shim("bash")}
 	var times [2][]time.Duration
+	outPath := filepath.Join(b.TempDir(), "out")
 	run := func(i int) {
 		cmd := e.command(b.Context(), paths[i], "bash", "-c", command)
 		cmd.Dir = dir
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
+		if toFile {
+			f, err := os.Create(outPath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			cmd.Stdout = f
+		}
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
 			b.Fatalf("%s: %v: %s", paths[i], err, errb.String())
 		}
 		times[i] = append(times[i], time.Since(start))
 	}
+	for range 20 {
+		run(0)
+		run(1)
+	}
+	times = [2][]time.Duration{}
 	b.ResetTimer()
 	for b.Loop() {
 		first := rand.IntN(2)
@@ -180,18 +198,26 @@ func benchVsBash(b *testing.B, config, dir, command string) {
 	b.ReportMetric(shimMed/bashMed, "x-bash")
 }
 
-// BenchmarkVsBashTrue: `-c true`, budget 2×.
+// BenchmarkVsBashTrue: `-c true`, budget 1.3× (issue 16). Run with
+// -benchtime 400x or more: each iteration is one pair.
 func BenchmarkVsBashTrue(b *testing.B) {
-	benchVsBash(b, "", b.TempDir(), "true")
+	benchVsBash(b, "", b.TempDir(), "true", false)
 }
 
-// BenchmarkVsBashGitStatus: `-c 'git status'`, captured, budget 1.3×.
+// BenchmarkVsBashGitStatus: `-c 'git status'` in a repository of 200
+// files, output captured by the shim (an agent's pipe), budget 1.4×.
 func BenchmarkVsBashGitStatus(b *testing.B) {
-	benchVsBash(b, "", gitRepo(b), "git status")
+	benchVsBash(b, "", gitRepo(b), "git status", false)
 }
 
-// BenchmarkVsBashGitStatusExec: the same with capping off, where the shim
-// execs git as bash does.
+// BenchmarkVsBashGitStatusFile: the same with stdout a file, where the
+// shim captures nothing and execs git as bash does, budget 1.2×.
+func BenchmarkVsBashGitStatusFile(b *testing.B) {
+	benchVsBash(b, "", gitRepo(b), "git status", true)
+}
+
+// BenchmarkVsBashGitStatusExec: captured output switched off in the
+// configuration, where the shim execs git whatever stdout is.
 func BenchmarkVsBashGitStatusExec(b *testing.B) {
-	benchVsBash(b, noCapConfig, gitRepo(b), "git status")
+	benchVsBash(b, noCapConfig, gitRepo(b), "git status", false)
 }
