@@ -80,10 +80,10 @@ func TestZshTooDeep(t *testing.T) {
 	e := testEngine(t)
 	const n = 100000
 	for name, src := range map[string]string{
-		"nested parameters":    strings.Repeat("${", n) + "x" + strings.Repeat("}", n),
-		"flags":                strings.Repeat("${(e)", n) + "x" + strings.Repeat("}", n),
-		"=( )":                 "cat " + strings.Repeat("=(", n) + "ls" + strings.Repeat(")", n),
-		"subscripts":           "echo $x" + strings.Repeat("[$x", n) + strings.Repeat("]", n),
+		"nested parameters":     strings.Repeat("${", n) + "x" + strings.Repeat("}", n),
+		"flags":                 strings.Repeat("${(e)", n) + "x" + strings.Repeat("}", n),
+		"=( )":                  "cat " + strings.Repeat("=(", n) + "ls" + strings.Repeat(")", n),
+		"subscripts":            "echo $x" + strings.Repeat("[$x", n) + strings.Repeat("]", n),
 		"glob qualifier parens": "ls *" + strings.Repeat("(", n),
 	} {
 		res := analyzeZsh(e, src)
