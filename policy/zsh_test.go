@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/vectors"
 	"github.com/execgate/execgate/pattern"
 )
 
@@ -162,4 +164,57 @@ func FuzzZsh(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCapturedZshShapes: what Claude Code handed a zsh in the end-to-end
+// tests unwraps exactly when the shell is a zsh, and the bash forms do not
+// unwrap for a zsh (shopt is no zsh builtin: the prologue would not be the
+// one recognised). Start-up commands likewise: a zsh runs only the zsh
+// snapshot writer unasked.
+func TestCapturedZshShapes(t *testing.T) {
+	all, err := vectors.ReadAllCaptured()
+	require.NoError(t, err)
+	env, err := vectors.ReadEnvelopes()
+	require.NoError(t, err)
+	zshSeen, bashSeen := 0, 0
+	for _, c := range all {
+		agent := capturedAgents[c.Agent]
+		if agent != AgentClaudeCode {
+			continue
+		}
+		for _, shape := range c.Shapes {
+			zsh := strings.HasPrefix(shape.Seen, "zsh route")
+			t.Run(c.Agent+"@"+c.Version+"/"+shape.Seen, func(t *testing.T) {
+				raw, params := splitArgv(t, shape.Argv)
+				if !strings.Contains(raw, "{{CLAUDE}}") {
+					w := newCapturedWorld(t)
+					program := w.fill(t, raw, "")
+					_, ok := w.trust().HarnessAs(program, params, agent, DialectZsh)
+					// The env probe is the same text for either shell.
+					assert.Equal(t, zsh || program == "env", ok, "start-up command for a zsh: %.200q", program)
+					return
+				}
+				for _, p := range env.Payloads {
+					w := newCapturedWorld(t)
+					program := w.fill(t, raw, p.Command)
+					e, ok := w.trust().UnwrapAs(program, params, DialectZsh)
+					require.Equal(t, zsh, ok, "payload %q under a zsh: %q", p.Name, program)
+					if zsh {
+						zshSeen++
+						assert.Equal(t, p.Command, e.Payload)
+						for _, m := range nearMisses {
+							if edited := m.edit(program); edited != program {
+								_, ok := w.trust().UnwrapAs(edited, params, DialectZsh)
+								assert.False(t, ok, "near miss %q recognised under a zsh", m.name)
+							}
+						}
+					} else {
+						bashSeen++
+					}
+				}
+			})
+		}
+	}
+	require.NotZero(t, zshSeen, "no zsh-route shapes captured")
+	require.NotZero(t, bashSeen)
 }
