@@ -5,7 +5,7 @@
 #   ./install.sh --uninstall          undo setup, stop the hub, remove what this script installed
 #   ./install.sh --uninstall --force  remove it even if something still runs execgate
 #
-# Installs bin/execgate and the shim links lib/execgate/shims/{bash,sh}, and
+# Installs bin/execgate and the shim links lib/execgate/shims/{bash,sh,zsh}, and
 # writes the default configuration if there is none. Idempotent: running it
 # again rebuilds the binary and refreshes the links; it never overwrites a
 # configuration. EXECGATE_BINARY=FILE installs that prebuilt binary instead
@@ -160,12 +160,13 @@ mv -f "$tmp" "$bindir/execgate"
 trap - EXIT
 say "installed $bindir/execgate"
 
-# The shims: execgate behaves as a shell when invoked as bash or sh.
+# The shims: execgate behaves as a shell when invoked as bash, sh or zsh
+# (the zsh shim runs the real zsh, and refuses to run anything without one).
 mkdir -p "$shimdir"
-for name in bash sh; do
+for name in bash sh zsh; do
 	ln -sfn "$bindir/execgate" "$shimdir/$name"
 done
-say "linked $shimdir/bash and $shimdir/sh to it"
+say "linked $shimdir/bash, $shimdir/sh and $shimdir/zsh to it"
 
 # The default configuration, only if there is none: the built-in defaults
 # written out so that they can be read and edited.

@@ -120,7 +120,7 @@ func (o Options) binary() []Check {
 		shims = setup.ShimDir(exe)
 	}
 	var missing, foreign []string
-	for _, name := range []string{"bash", "sh"} {
+	for _, name := range []string{"bash", "sh", "zsh"} {
 		link := filepath.Join(shims, name)
 		target, err := filepath.EvalSymlinks(link)
 		switch {
@@ -138,7 +138,7 @@ func (o Options) binary() []Check {
 		checks = append(checks, Check{Status: Warn, Area: "shims", Text: "missing: " + strings.Join(missing, ", "),
 			Fix: "run ./install.sh to make them (the shim route needs them)"})
 	default:
-		checks = append(checks, Check{Status: OK, Area: "shims", Text: homeRel(o.Setup.Home, shims) + "/{bash,sh} → this binary"})
+		checks = append(checks, Check{Status: OK, Area: "shims", Text: homeRel(o.Setup.Home, shims) + "/{bash,sh,zsh} → this binary"})
 	}
 	return checks
 }

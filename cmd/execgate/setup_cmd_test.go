@@ -37,12 +37,14 @@ func newSetupEnv(t *testing.T) *setupEnv {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "EXECGATE_"), strings.HasPrefix(name, "XDG_"), name == "HOME",
-			name == "CLAUDE_CONFIG_DIR", name == "CODEX_HOME":
+			name == "CLAUDE_CONFIG_DIR", name == "CODEX_HOME", name == "SHELL":
 			continue
 		}
 		e.env = append(e.env, kv)
 	}
-	e.env = append(e.env, "HOME="+e.home, "XDG_STATE_HOME="+e.st)
+	// A bash login shell, whatever the tester's: setup claude picks the
+	// zsh shim for a zsh one (TestSetupClaudeZshLoginShell).
+	e.env = append(e.env, "HOME="+e.home, "XDG_STATE_HOME="+e.st, "SHELL=/bin/bash")
 	return e
 }
 

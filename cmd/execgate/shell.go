@@ -19,9 +19,10 @@ import (
 	"github.com/execgate/execgate/shim"
 )
 
-// shellNames are the names under which execgate is a shell: install.sh
+// shellNames are the names under which execgate is a shell (zsh runs the
+// real zsh and judges the command as zsh; see shim.Options): install.sh
 // links them into the shim directory an agent puts first on its PATH.
-var shellNames = map[string]bool{"bash": true, "sh": true}
+var shellNames = map[string]bool{"bash": true, "sh": true, "zsh": true}
 
 // shellArgv reports whether this invocation is a shell: argv[0]'s base
 // name is a shell name (a leading '-' marks a login shell), or the first

@@ -64,7 +64,7 @@ func shimDir(t testing.TB) string {
 		if shimBuild.err = os.Mkdir(filepath.Join(dir, "shims"), 0o755); shimBuild.err != nil {
 			return
 		}
-		for _, name := range []string{"bash", "sh"} {
+		for _, name := range []string{"bash", "sh", "zsh"} {
 			if shimBuild.err = os.Symlink("../execgate", filepath.Join(dir, "shims", name)); shimBuild.err != nil {
 				return
 			}
