@@ -169,14 +169,15 @@ func (j *job) display(path string) string {
 	return path
 }
 
-// shimProblem says what is wrong with the shim directory, or "".
+// shimProblem says what is wrong with the shim the agent is given (the
+// bash shim, or the zsh one), or "".
 func (j *job) shimProblem() string {
-	shim, err := os.Stat(j.paths.bash)
+	shim, err := os.Stat(j.paths.shell)
 	if err != nil {
-		return fmt.Sprintf("%s has no bash link to execgate; run ./install.sh to create it (or pass --shims DIR)", j.display(j.paths.shims))
+		return fmt.Sprintf("%s has no %s link to execgate; run ./install.sh to create it (or pass --shims DIR)", j.display(j.paths.shims), filepath.Base(j.paths.shell))
 	}
 	if exe, err := os.Stat(j.paths.exe); err == nil && !os.SameFile(shim, exe) {
-		return fmt.Sprintf("%s is not a link to %s; run ./install.sh to fix it (or pass --shims DIR)", j.display(j.paths.bash), j.display(j.paths.exe))
+		return fmt.Sprintf("%s is not a link to %s; run ./install.sh to fix it (or pass --shims DIR)", j.display(j.paths.shell), j.display(j.paths.exe))
 	}
 	return ""
 }

@@ -234,3 +234,39 @@ func TestSetupConcurrentApply(t *testing.T) {
 	backups, _ := filepath.Glob(path + ".execgate-backup*")
 	assert.Empty(t, backups)
 }
+
+// TestSetupClaudeZshLoginShell: with a zsh login shell ($SHELL) and a real
+// zsh, `setup claude --apply` gives Claude Code the zsh shim, which runs
+// the real zsh; --undo restores the file.
+func TestSetupClaudeZshLoginShell(t *testing.T) {
+	realZsh(t)
+	e := newSetupEnv(t)
+	e.env = append(e.env, "SHELL=/usr/bin/zsh") // the later entry wins
+	path := filepath.Join(e.home, ".claude", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o600))
+
+	code, _, errOut := e.run("claude", "--apply", "--shims", e.shims)
+	require.Equal(t, 0, code, errOut)
+	var settings struct{ Env map[string]string }
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &settings))
+	shell := settings.Env["CLAUDE_CODE_SHELL"]
+	assert.Equal(t, filepath.Join(e.shims, "zsh"), shell)
+
+	// The shell Claude Code is given is a zsh that execgate gates.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, shell, "-c", "echo $ZSH_NAME")
+	cmd.Env = e.env
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "zsh\n", string(out))
+
+	code, _, _ = e.run("claude", "--undo")
+	assert.Equal(t, 0, code)
+	raw, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "{}\n", string(raw))
+}
