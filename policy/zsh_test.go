@@ -183,7 +183,7 @@ func TestCapturedZshShapes(t *testing.T) {
 			continue
 		}
 		for _, shape := range c.Shapes {
-			zsh := strings.HasPrefix(shape.Seen, "zsh route")
+			zsh := filepath.Base(shape.Argv[0]) == "zsh" // the recording zsh or the zsh shim
 			t.Run(c.Agent+"@"+c.Version+"/"+shape.Seen, func(t *testing.T) {
 				raw, params := splitArgv(t, shape.Argv)
 				if !strings.Contains(raw, "{{CLAUDE}}") {

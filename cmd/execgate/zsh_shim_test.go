@@ -149,8 +149,14 @@ func TestZshShimClaudeCode(t *testing.T) {
 		return vectors.Fill([]string{s}, home, tmp, payload, false)[0]
 	}
 	var startup, zshEnvelopes, bashEnvelopes []string
+	seen := map[string]bool{} // the recording zsh and the zsh shim were handed the same
 	for _, s := range c.Shapes {
 		program := s.Argv[len(s.Argv)-1]
+		key := filepath.Base(s.Argv[0]) + "\x00" + program
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		switch zsh := filepath.Base(s.Argv[0]) == "zsh"; {
 		case strings.Contains(program, "{{CLAUDE}}") && zsh:
 			zshEnvelopes = append(zshEnvelopes, program)
