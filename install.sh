@@ -81,7 +81,7 @@ orphaned_records() {
 # remove_files removes the binary and the shims, saying what it removed.
 remove_files() {
 	local exe=$1 removed=()
-	for name in bash sh; do
+	for name in bash sh zsh; do
 		# Only links that point at execgate: never a real shell someone
 		# put there.
 		if [ -L "$shimdir/$name" ] && [ "$(readlink "$shimdir/$name")" = "$exe" ]; then

@@ -218,3 +218,20 @@ func TestCapturedZshShapes(t *testing.T) {
 	require.NotZero(t, zshSeen, "no zsh-route shapes captured")
 	require.NotZero(t, bashSeen)
 }
+
+// BenchmarkAnalyzeZsh compares the zsh reading of typical commands with
+// the bash one: the zsh look is one more walk over the tree.
+func BenchmarkAnalyzeZsh(b *testing.B) {
+	e := testEngine(b)
+	for _, cmd := range []string{"git status", "cd src && grep -rn TODO . | head -20"} {
+		for _, d := range []Dialect{DialectBash, DialectZsh} {
+			b.Run(d.String()+"/"+cmd, func(b *testing.B) {
+				req := Request{Command: cmd, Cwd: testWorkspace, Home: testHome, Dialect: d}
+				b.ReportAllocs()
+				for b.Loop() {
+					e.Analyze(req)
+				}
+			})
+		}
+	}
+}
