@@ -6,7 +6,7 @@
 #   ./install.sh --uninstall --force  remove it even if something still runs execgate
 #
 # Installs bin/execgate, bin/execgate-shell and the shim links
-# lib/execgate/shims/{bash,sh} (to execgate-shell), and
+# lib/execgate/shims/{bash,sh,zsh} (to execgate-shell), and
 # writes the default configuration if there is none. Idempotent: running it
 # again rebuilds the binary and refreshes the links; it never overwrites a
 # configuration. EXECGATE_BINARY=FILE installs that prebuilt binary instead
@@ -82,7 +82,7 @@ orphaned_records() {
 # remove_files removes the binary and the shims, saying what it removed.
 remove_files() {
 	local exe=$1 removed=()
-	for name in bash sh; do
+	for name in bash sh zsh; do
 		# Only links that point at execgate: never a real shell someone
 		# put there.
 		if [ -L "$shimdir/$name" ] && { [ "$(readlink "$shimdir/$name")" = "$exe" ] || [ "$(readlink "$shimdir/$name")" = "$exe-shell" ]; }; then
@@ -184,12 +184,14 @@ else
 fi
 trap - EXIT
 
-# The shims: the shim binary behaves as a shell when invoked as bash or sh.
+# The shims: the shim binary behaves as a shell when invoked as bash, sh or
+# zsh (the zsh shim runs the real zsh, and refuses to run anything without
+# one).
 mkdir -p "$shimdir"
-for name in bash sh; do
+for name in bash sh zsh; do
 	ln -sfn "$shellbin" "$shimdir/$name"
 done
-say "linked $shimdir/bash and $shimdir/sh to $shellbin"
+say "linked $shimdir/bash, $shimdir/sh and $shimdir/zsh to $shellbin"
 
 # The default configuration, only if there is none: the built-in defaults
 # written out so that they can be read and edited.

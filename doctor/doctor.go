@@ -123,7 +123,7 @@ func (o Options) binary() []Check {
 	}
 	shellBin := filepath.Join(filepath.Dir(exe), "execgate-shell")
 	var missing, foreign, viaCLI []string
-	for _, name := range []string{"bash", "sh"} {
+	for _, name := range []string{"bash", "sh", "zsh"} {
 		link := filepath.Join(shims, name)
 		target, err := filepath.EvalSymlinks(link)
 		switch {
@@ -152,7 +152,7 @@ func (o Options) binary() []Check {
 		checks = append(checks, Check{Status: Info, Area: "shims", Text: strings.Join(viaCLI, ", ") + " run execgate itself, which works but starts slower than execgate-shell",
 			Fix: "run ./install.sh again to link them to execgate-shell"})
 	default:
-		checks = append(checks, Check{Status: OK, Area: "shims", Text: homeRel(o.Setup.Home, shims) + "/{bash,sh} → " + homeRel(o.Setup.Home, shellBin)})
+		checks = append(checks, Check{Status: OK, Area: "shims", Text: homeRel(o.Setup.Home, shims) + "/{bash,sh,zsh} → " + homeRel(o.Setup.Home, shellBin)})
 	}
 	return checks
 }

@@ -13,6 +13,9 @@ const (
 	routeHook = "hook" // the agent asks `execgate hook AGENT` before each shell call
 	routeNone = "none" // no execgate: the baseline for the timings
 	routeZsh  = "zsh"  // a recording zsh, no execgate: to capture the zsh forms
+	// routeZshShim is the shim route for a user whose login shell is zsh:
+	// setup gives Claude Code the zsh shim.
+	routeZshShim = "zsh-shim"
 )
 
 // prompt is what the tests ask every agent; the mock model ignores it.
@@ -39,6 +42,9 @@ var agents = []agentKind{
 			case routeHook:
 				w.setup("claude", "--hook")
 			case routeShim:
+				w.setup("claude")
+			case routeZshShim:
+				w.env = append(w.env, "SHELL="+realZsh(t)) // the later entry wins
 				w.setup("claude")
 			}
 			// Claude Code starts with onboarding unless told it is done.

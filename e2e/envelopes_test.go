@@ -86,7 +86,7 @@ func fixturePath(p pin) string {
 func checkEnvelopes(t *testing.T, w *world, a agentKind, p pin, bin, route, command string) {
 	t.Helper()
 	argvs := w.argvs()
-	if route != routeShim && route != routeZsh {
+	if route != routeShim && route != routeZsh && route != routeZshShim {
 		if len(argvs) > 0 {
 			t.Errorf("%s on the %s route ran the shim %d times, first %s", a.name, route, len(argvs), quoteArgv(argvs[0]))
 		}

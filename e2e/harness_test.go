@@ -220,7 +220,7 @@ func newWorld(t *testing.T) *world {
 	must(t, os.WriteFile(filepath.Join(home, "precious", "keep.txt"), []byte("keep me\n"), 0o644))
 	must(t, os.WriteFile(w.configPath(), []byte(defaultConfig), 0o600))
 	must(t, copyFile(execgateBinary(t), w.exe, 0o755))
-	for _, name := range []string{"bash", "sh"} {
+	for _, name := range []string{"bash", "sh", "zsh"} {
 		must(t, os.Symlink(w.exe, filepath.Join(w.shims, name))) // as install.sh links them
 	}
 	w.env = []string{
@@ -291,7 +291,7 @@ func (w *world) setup(args ...string) {
 // very argv ($0 included).
 func (w *world) recordShims() {
 	w.t.Helper()
-	for _, name := range []string{"bash", "sh"} {
+	for _, name := range []string{"bash", "sh", "zsh"} {
 		script := "#!/bin/bash\nf=" + shellQuote(w.argvDir) + "/$(date +%s%N)-$$\n" +
 			"printf '%s\\0' \"$0\" \"$@\" > \"$f.argv\"\n/usr/bin/env -0 > \"$f.env\"\n" +
 			"exec -a \"$0\" " + shellQuote(w.exe) + " \"$@\"\n"

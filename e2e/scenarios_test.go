@@ -309,3 +309,32 @@ func TestClaudeZshShapes(t *testing.T) {
 	}
 	checkEnvelopes(t, w, a, p, bin, routeZsh, "git status")
 }
+
+// realZsh is the zsh on PATH; the test skips without one.
+func realZsh(t *testing.T) string {
+	t.Helper()
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("zsh is not installed: no zsh shim route to test (apt-get install zsh)")
+	}
+	return zsh
+}
+
+// TestClaudeZshShim runs Claude Code wired by `execgate setup claude` for a
+// user whose login shell is zsh: CLAUDE_CODE_SHELL names the zsh shim,
+// Claude Code sends its zsh forms, and the shim recognises them exactly —
+// git status runs unasked with only the payload judged, rm -rf ~/precious is
+// refused. The argvs are checked against the captured fixtures (drift).
+func TestClaudeZshShim(t *testing.T) {
+	enabled(t)
+	realZsh(t)
+	a := agentByName("claude")
+	p := pinFor(readPins(t), a.name)
+	bin := install(t, p)
+	for _, sc := range scenarios[:2] {
+		t.Run(sc.name, func(t *testing.T) {
+			el := runScenario(t, a, p, bin, routeZshShim, sc)
+			t.Logf("timing: claude zsh-shim %q: %v", sc.name, el.Round(time.Millisecond))
+		})
+	}
+}

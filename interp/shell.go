@@ -21,6 +21,26 @@ func defaultShells() []string {
 	return []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"}
 }
 
+// zshShells are the places FindZsh looks for the real zsh, in order: the
+// system's, then Homebrew's and /usr/local's, where macOS and hand-built
+// installs put it.
+func zshShells() []string {
+	return []string{"/bin/zsh", "/usr/bin/zsh", "/usr/local/bin/zsh", "/opt/homebrew/bin/zsh"}
+}
+
+// FindZsh returns the real zsh that runs approved commands when the shim
+// is invoked as zsh: the first usable entry of zshShells, by the same rules
+// as FindShell (never execgate itself, whatever the file is called). It
+// never falls back to bash or sh, which would run the command with another
+// meaning than the one judged.
+func FindZsh() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find zsh: locate own executable: %w", err)
+	}
+	return findShell("", zshShells(), self)
+}
+
 // FindShell returns the shell that runs approved commands: configured (the
 // shell.path setting) when it is set, else the first usable entry of
 // /bin/bash, /usr/bin/bash, /bin/sh.

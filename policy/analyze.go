@@ -240,6 +240,9 @@ func (a *analyzer) program(src string, f frame) error {
 	a.declarations(file)
 	a.stmts(file.Stmts, f)
 	a.net(file, f)
+	if f.lang == syntax.LangZsh {
+		a.zshUnmodelled(file, f)
+	}
 	return nil
 }
 

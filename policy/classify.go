@@ -604,6 +604,9 @@ func (a *analyzer) stdinCode(seg *Segment, name string, s *syntax.Stmt, f frame,
 	seg.flags.execsStdin = true
 	if body, ok, found := stdinDocument(s); found {
 		if ok && a.r.shells.has(name) {
+			// The heredoc is read by that shell, in its language (zsh's
+			// glob qualifiers are no bash extglob).
+			f.lang = shellLang(path.Base(name))
 			a.nested(seg, body, name+" heredoc", s, f)
 			return true
 		}

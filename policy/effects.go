@@ -42,7 +42,7 @@ var reasonEffects = map[string]string{
 	"alias": EffectCode, "alias-shadows-command": EffectCode, "function-shadows-command": EffectCode,
 	"reverse-shell":    EffectCode,
 	"root-shell":       EffectPrivilege,
-	"arithmetic-value": EffectUnseen, "unchecked-position": EffectUnseen, "unknown-construct": EffectUnseen,
+	"arithmetic-value": EffectUnseen, "unchecked-position": EffectUnseen, "unknown-construct": EffectUnseen, "zsh-unmodelled": EffectUnseen,
 	"dynamic-name": EffectUnseen, "dynamic-command": EffectUnseen, "dynamic-arguments": EffectUnseen,
 	"dynamic-options": EffectUnseen, "indirect-expansion": EffectUnseen, "translated-string": EffectUnseen,
 	"prompt-expansion": EffectUnseen, "parse-error": EffectUnseen, "too-deep": EffectUnseen, "too-many": EffectUnseen,

@@ -86,6 +86,8 @@ type Trust struct {
 	tmp     []string // directories the agents' scratch files may be in
 	home    string
 	getenv  func(string) string
+	// dialect is the shell the envelope was handed to (see UnwrapAs).
+	dialect Dialect
 }
 
 // NewTrust compiles the trusted sources for the agents: cfg's when it sets
@@ -186,16 +188,31 @@ func (t Trust) scratchFile(path, pattern string) bool {
 //	             exit $__code
 //	Codex:       . "$1" && shift && exec "$@"   with $1 = SNAPSHOT and then SHELL -lc PAYLOAD
 func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
+	return t.UnwrapAs(program, params, DialectBash)
+}
+
+// UnwrapAs is Unwrap for a program handed to the shell d. A zsh reads the
+// program as zsh, and only Claude Code's zsh forms are its envelope: the
+// prologue's pieces are the zsh ones (setopt, a snapshot-zsh-* file), never
+// bash's shopt, so that a program is unwrapped exactly in the shape the
+// agent sends that shell. Gemini CLI and Codex never hand a zsh an
+// envelope.
+func (t Trust) UnwrapAs(program string, params []string, d Dialect) (Envelope, bool) {
 	if len(program) > maxInput || !mayBeEnvelope(program, params) || CheckNesting(program) != nil {
 		return Envelope{}, false
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(program), "")
+	t.dialect = d
+	f, err := syntax.NewParser(syntax.Variant(d.lang())).Parse(strings.NewReader(program), "")
 	if err != nil {
 		return Envelope{}, false
 	}
-	for _, shape := range []func(string, *syntax.File, []string) (Envelope, bool){
+	shapes := []func(string, *syntax.File, []string) (Envelope, bool){
 		t.claudeCode, t.geminiCLI, t.geminiSubshell, t.codexSnapshot,
-	} {
+	}
+	if d == DialectZsh {
+		shapes = shapes[:1]
+	}
+	for _, shape := range shapes {
 		if env, ok := shape(program, f, params); ok {
 			return env, true
 		}
@@ -246,7 +263,7 @@ func andOrList(s *syntax.Stmt) ([]step, bool) {
 // plainStmt is a statement that is not negated, backgrounded or a
 // coprocess: those change what the pieces around it mean.
 func plainStmt(s *syntax.Stmt) bool {
-	return s != nil && s.Cmd != nil && !s.Negated && !s.Background && !s.Coprocess
+	return s != nil && s.Cmd != nil && !s.Negated && !s.Background && !s.Coprocess && !s.Disown
 }
 
 // call returns the literal words of a simple command without assignments,
@@ -404,6 +421,9 @@ func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, boo
 // claudePrologue reports whether s is one of the pieces Claude Code puts
 // before the payload, optionally with 2>/dev/null.
 func (t Trust) claudePrologue(src string, s *syntax.Stmt) bool {
+	if t.dialect == DialectZsh {
+		return t.claudeZshPrologue(src, s)
+	}
 	if text, ok := stmtSource(src, s); ok {
 		if slices.Contains(claudeBuiltinPieces, text) {
 			return true
@@ -634,4 +654,35 @@ func isQuotedAt(w *syntax.Word) bool {
 // String describes the envelope for logs: "Claude Code envelope".
 func (e Envelope) String() string {
 	return fmt.Sprintf("%s envelope", e.Via)
+}
+
+// claudeZshPieces are the option settings of Claude Code's prologue for a
+// zsh, as source text: zsh's own options, which a bash would not have.
+var claudeZshPieces = []string{
+	`setopt NO_EXTENDED_GLOB 2>/dev/null`,
+	`setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null`,
+	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null`,
+	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS 2>/dev/null`,
+}
+
+// claudeZshPrologue is claudePrologue for a zsh: the zsh option pieces,
+// the unalias/unset guards, and the source of a zsh snapshot in Claude
+// Code's snapshot directory.
+func (t Trust) claudeZshPrologue(src string, s *syntax.Stmt) bool {
+	text, ok := stmtSource(src, s)
+	if !ok {
+		return false
+	}
+	if slices.Contains(claudeZshPieces, text) {
+		return true
+	}
+	if m := claudeGuard().FindStringSubmatch(text); m != nil && m[1] == m[2] {
+		return true
+	}
+	args, rs, ok := call(s)
+	if !ok || !redirectsAre(rs, nil, nil) && !redirectsAre(rs, []redirect{errNullRedirect}, nil) {
+		return false
+	}
+	return len(args) == 2 && (args[0] == "source" || args[0] == ".") &&
+		strings.HasPrefix(filepath.Base(args[1]), "snapshot-zsh-") && t.trustedSource(AgentClaudeCode, args[1])
 }

@@ -47,6 +47,10 @@ type Request struct {
 	// Protected lists execgate's own files (config, socket, binary):
 	// writing them is dangerous.
 	Protected []string
+	// Dialect is the shell that runs Command: bash (the zero value) or
+	// zsh, which reads it in its own language and judges what the bash
+	// analysis does not model as needs-review.
+	Dialect Dialect
 }
 
 // Result is the verdict on one command.
@@ -84,14 +88,15 @@ func (e *Engine) Analyze(req Request) Result {
 	start := cleanDir(req.Cwd)
 	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected}
 	res := Result{Command: req.Command, Agent: req.Agent}
-	if err := a.program(req.Command, frame{}); err != nil {
+	top := frame{lang: req.Dialect.lang()}
+	if err := a.program(req.Command, top); err != nil {
 		res.ParseError = oneLine(err.Error())
 		a.segs = a.segs[:0]
 		a.funcs, a.calling, a.cwd = nil, nil, start
 		// bash runs the lines before a syntax error before it reaches it:
 		// judge them too.
 		if prefix := linesBefore(req.Command, err); prefix != "" {
-			_ = a.program(prefix, frame{})
+			_ = a.program(prefix, top)
 		}
 		seg := &Segment{Text: req.Command}
 		reason := Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error"}

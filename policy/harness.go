@@ -157,11 +157,11 @@ func (t Trust) claudeWithEnvScript(src string, f *syntax.File) (Envelope, bool) 
 	if int(last.Pos().Offset()) != colon {
 		return Envelope{}, false
 	}
-	if _, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), ""); err != nil {
+	if _, err := syntax.NewParser(syntax.Variant(t.dialect.lang())).Parse(strings.NewReader(script), ""); err != nil {
 		return Envelope{}, false
 	}
 	rest := src[:i] + src[i+len(marker):]
-	g, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(rest), "")
+	g, err := syntax.NewParser(syntax.Variant(t.dialect.lang())).Parse(strings.NewReader(rest), "")
 	if err != nil || len(g.Stmts) != 1 {
 		return Envelope{}, false
 	}
@@ -247,6 +247,14 @@ func readLimited(path string) (string, error) {
 // random here-document delimiter) must each have their expected form.
 // The result has Harness set and no payload.
 func (t Trust) Harness(program string, params []string, agent string) (Envelope, bool) {
+	return t.HarnessAs(program, params, agent, DialectBash)
+}
+
+// HarnessAs is Harness for a program handed to the shell d: a zsh's
+// snapshot writer must write a snapshot-zsh-* file, as Claude Code's
+// writer for zsh does.
+func (t Trust) HarnessAs(program string, params []string, agent string, d Dialect) (Envelope, bool) {
+	t.dialect = d
 	if agent != AgentClaudeCode || len(params) > 0 || len(program) > maxInput {
 		return Envelope{}, false
 	}
@@ -378,6 +386,9 @@ func (t Trust) snapshotValues(slots, values []string) bool {
 		switch name {
 		case "{{SNAPSHOT_FILE}}":
 			if !t.trustedSource(AgentClaudeCode, v) {
+				return false
+			}
+			if t.dialect == DialectZsh && !strings.HasPrefix(filepath.Base(v), "snapshot-zsh-") {
 				return false
 			}
 		case "{{RCFILE}}":

@@ -42,14 +42,21 @@ type agent struct {
 type paths struct {
 	exe, shims, bash    string // bash is the shim
 	qExe, qShims, qBash string // shell-quoted
+	// shell is the shim an agent that takes a shell path is given: the
+	// bash shim, or the zsh shim for a user whose login shell is zsh.
+	shell, qShell string
 }
 
-func newPaths(exe, shims string) (paths, error) {
+func newPaths(exe, shims string, zsh bool) (paths, error) {
 	p := paths{exe: exe, shims: shims, bash: filepath.Join(shims, "bash")}
+	p.shell = p.bash
+	if zsh {
+		p.shell = filepath.Join(shims, "zsh")
+	}
 	for _, q := range []struct {
 		dst *string
 		src string
-	}{{&p.qExe, p.exe}, {&p.qShims, p.shims}, {&p.qBash, p.bash}} {
+	}{{&p.qExe, p.exe}, {&p.qShims, p.shims}, {&p.qBash, p.bash}, {&p.qShell, p.shell}} {
 		quoted, err := syntax.Quote(q.src, syntax.LangBash)
 		if err != nil {
 			return p, fmt.Errorf("path %q cannot be written in a shell command: %w", q.src, err)
@@ -121,10 +128,14 @@ func agentTable() []agent {
 							warning: "disableAllHooks is true in it: Claude Code runs no hooks, this one included"}},
 					}
 				}
+				about := []string{"Claude Code runs its Bash tool in the shell that CLAUDE_CODE_SHELL names: make that the execgate shim."}
+				if p.shell != p.bash {
+					about = append(about, "Your login shell is zsh: the zsh shim judges each command as zsh reads it and runs the real zsh.")
+				}
 				return plan{
-					about:   []string{"Claude Code runs its Bash tool in the shell that CLAUDE_CODE_SHELL names: make that the execgate shim."},
-					edits:   []edit{{path: []string{"env", "CLAUDE_CODE_SHELL"}, value: jsonValue(p.bash)}},
-					recipes: []recipe{{"or for one session only:", "CLAUDE_CODE_SHELL=" + p.qBash + " claude"}},
+					about:   about,
+					edits:   []edit{{path: []string{"env", "CLAUDE_CODE_SHELL"}, value: jsonValue(p.shell)}},
+					recipes: []recipe{{"or for one session only:", "CLAUDE_CODE_SHELL=" + p.qShell + " claude"}},
 					shim:    true,
 				}
 			},

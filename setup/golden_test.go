@@ -115,6 +115,49 @@ func TestMergeGolden(t *testing.T) {
 	}
 }
 
+// TestShowGoldenZsh pins `execgate setup claude` for a user whose login
+// shell is zsh: the zsh shim when a real zsh exists, the bash shim when
+// none does (the zsh shim would have no shell to run).
+func TestShowGoldenZsh(t *testing.T) {
+	for _, c := range []struct {
+		name, loginShell, zsh, golden, link string
+	}{
+		{"zsh login, zsh present", "/usr/bin/zsh", "/usr/bin/zsh", "claude-zsh.txt", "zsh"},
+		{"zsh login, no zsh", "/usr/bin/zsh", "", "claude.txt", "bash"},
+		{"bash login, zsh present", "/bin/bash", "/usr/bin/zsh", "claude.txt", "bash"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := goldenOptions("claude", false)
+			o.LoginShell, o.Zsh = c.loginShell, c.zsh
+			var out bytes.Buffer
+			notes, err := Show(&out, o)
+			require.NoError(t, err)
+			if c.golden == "claude-zsh.txt" {
+				compareGolden(t, "../testdata/setup/show/"+c.golden, out.Bytes())
+			} else {
+				want, err := os.ReadFile("../testdata/setup/show/" + c.golden)
+				require.NoError(t, err)
+				assert.Equal(t, string(want), out.String())
+			}
+			require.Len(t, notes, 1)
+			assert.Contains(t, notes[0], "has no "+c.link+" link to execgate")
+		})
+	}
+}
+
+// TestLoginShell: $SHELL first (what Claude Code reads), else the user's
+// passwd entry.
+func TestLoginShell(t *testing.T) {
+	passwd := filepath.Join(t.TempDir(), "passwd")
+	require.NoError(t, os.WriteFile(passwd, []byte("root:x:0:0:root:/root:/bin/bash\nada:x:1000:1000:Ada:/home/ada:/usr/bin/zsh\n"), 0o644))
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	assert.Equal(t, "/bin/fish", LoginShell(env("/bin/fish"), passwd, 1000))
+	assert.Equal(t, "/usr/bin/zsh", LoginShell(env(""), passwd, 1000))
+	assert.Equal(t, "/bin/bash", LoginShell(env(""), passwd, 0))
+	assert.Equal(t, "", LoginShell(env(""), passwd, 42))
+	assert.Equal(t, "", LoginShell(env(""), filepath.Join(t.TempDir(), "none"), 0))
+}
+
 // TestShowGolden pins what `execgate setup AGENT` prints.
 func TestShowGolden(t *testing.T) {
 	for _, agent := range Agents() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,6 +42,12 @@ type Options struct {
 	// StateDir is execgate's state directory ($XDG_STATE_HOME/execgate):
 	// Apply records there what it did, for Undo.
 	StateDir string
+	// LoginShell is the user's login shell (see LoginShell) and Zsh the
+	// real zsh on this machine ("" when there is none): when the one is a
+	// zsh and the other exists, setup claude points CLAUDE_CODE_SHELL at
+	// the zsh shim, so that Claude Code keeps the shell it would have
+	// picked; else at the bash shim.
+	LoginShell, Zsh string
 	// Getenv reads the environment (CLAUDE_CONFIG_DIR, CODEX_HOME); nil
 	// means os.Getenv.
 	Getenv func(string) string
@@ -134,7 +141,7 @@ func (o Options) job() (*job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shim directory %s: %w", o.Shims, err)
 	}
-	p, err := newPaths(o.Exe, shims)
+	p, err := newPaths(o.Exe, shims, o.wantsZsh())
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +169,15 @@ func (j *job) display(path string) string {
 	return path
 }
 
-// shimProblem says what is wrong with the shim directory, or "".
+// shimProblem says what is wrong with the shim the agent is given (the
+// bash shim, or the zsh one), or "".
 func (j *job) shimProblem() string {
-	shim, err := os.Stat(j.paths.bash)
+	shim, err := os.Stat(j.paths.shell)
 	if err != nil {
-		return fmt.Sprintf("%s has no bash link to execgate; run ./install.sh to create it (or pass --shims DIR)", j.display(j.paths.shims))
+		return fmt.Sprintf("%s has no %s link to execgate; run ./install.sh to create it (or pass --shims DIR)", j.display(j.paths.shims), filepath.Base(j.paths.shell))
 	}
 	if exe, err := os.Stat(j.paths.exe); err == nil && !os.SameFile(shim, exe) && !isShellBinary(shim, j.paths.exe) {
-		return fmt.Sprintf("%s is not a link to %s; run ./install.sh to fix it (or pass --shims DIR)", j.display(j.paths.bash), j.display(j.paths.exe))
+		return fmt.Sprintf("%s is not a link to %s; run ./install.sh to fix it (or pass --shims DIR)", j.display(j.paths.shell), j.display(j.paths.exe))
 	}
 	return ""
 }
@@ -542,4 +550,33 @@ func Undo(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Changed, out.Restored, out.Created = true, !surgical, !curExists
 	return out, j.updateState(ctx, func(st *state) { st.dropLayers(file, mine) })
+}
+
+// wantsZsh reports whether the shell an agent is given should be the zsh
+// shim: the login shell is a zsh and a real zsh exists for it to run.
+func (o Options) wantsZsh() bool {
+	return o.Zsh != "" && filepath.Base(o.LoginShell) == "zsh"
+}
+
+// LoginShell is the user's login shell: $SHELL, which is what Claude Code
+// itself reads to pick a shell when CLAUDE_CODE_SHELL is unset (so the shim
+// keeps the shell the user had), else the shell of the user's entry in
+// passwd (the file at passwdPath), for a session started without one;
+// "" when neither says.
+func LoginShell(getenv func(string) string, passwdPath string, uid int) string {
+	if sh := getenv("SHELL"); sh != "" {
+		return sh
+	}
+	raw, err := os.ReadFile(passwdPath)
+	if err != nil {
+		return ""
+	}
+	want := strconv.Itoa(uid)
+	for _, line := range strings.Split(string(raw), "\n") {
+		fields := strings.Split(line, ":")
+		if len(fields) == 7 && fields[2] == want {
+			return fields[6]
+		}
+	}
+	return ""
 }

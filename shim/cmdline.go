@@ -212,3 +212,78 @@ func ParseCommandLine(argv []string) CommandLine {
 	}
 	return cl
 }
+
+// zshFlags are the single-letter zsh options the shim accepts: -c, and
+// those that change neither how the program is read nor what runs before
+// it beyond zsh's own start-up files (-l login, -i interactive, -s stdin,
+// -f no rc files, -e errexit, -n noexec, -v verbose, -x xtrace). Every
+// other zsh option turns on a setting the analysis does not model
+// (-o shwordsplit, --emulate sh, -y …), so the line is Invalid rather than
+// judged by zsh's defaults.
+const zshFlags = "clisfenvx"
+
+// ParseZshCommandLine reads zsh's command line (zsh 5.9's parseargs) as far
+// as the shim needs it: option words starting with '-' or '+' until "-",
+// "--" or the first other word; -c makes the first word after the options
+// the command string and the words after it $0, $1 …; else the first word
+// is a script file unless -s was given. --help and --version print and
+// exit. Any option outside zshFlags, -o/+o and the GNU-style option names
+// included, makes the line Invalid: the program would run under settings
+// execgate did not judge it under.
+func ParseZshCommandLine(argv []string) CommandLine {
+	var cl CommandLine
+	if len(argv) > 0 && strings.HasPrefix(argv[0], "-") {
+		cl.Login = true
+	}
+	command, stdin := false, false
+	i := 1
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if a == "" || (a[0] != '-' && a[0] != '+') {
+			break
+		}
+		if a == "-" || a == "--" {
+			i++
+			break
+		}
+		if a == "--help" || a == "--version" {
+			return CommandLine{Source: NoProgram}
+		}
+		if strings.HasPrefix(a, "--") {
+			return CommandLine{Source: Invalid, Problem: a + ": execgate judges commands under zsh's default options only"}
+		}
+		for _, c := range a[1:] {
+			if !strings.ContainsRune(zshFlags, c) {
+				return CommandLine{Source: Invalid, Problem: string(a[0]) + string(c) + ": execgate judges commands under zsh's default options only"}
+			}
+			switch c {
+			case 'c':
+				if a[0] == '+' {
+					return CommandLine{Source: Invalid, Problem: "+c: execgate judges commands under zsh's default options only"}
+				}
+				command = true
+			case 'l':
+				cl.Login = true
+			case 'i':
+				cl.Interactive = true
+			case 's':
+				stdin = true
+			}
+		}
+	}
+	switch {
+	case command:
+		if i >= len(argv) {
+			return CommandLine{Source: Invalid, Problem: "-c: string expected"}
+		}
+		cl.Source, cl.Command, cl.Params = FromString, argv[i], argv[i+1:]
+	case !stdin && i < len(argv):
+		cl.Source, cl.Script, cl.Params = FromFile, argv[i], argv[i+1:]
+	default:
+		cl.Source = FromStdin
+		if i < len(argv) {
+			cl.Params = argv[i:]
+		}
+	}
+	return cl
+}

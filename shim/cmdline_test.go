@@ -138,3 +138,43 @@ func TestCommandLineParams(t *testing.T) {
 func TestParseCommandLineEmpty(t *testing.T) {
 	assert.Equal(t, CommandLine{Source: FromStdin}, ParseCommandLine(nil))
 }
+
+// TestParseZshCommandLine reads zsh's command line: the forms agents use
+// are understood, and any option that changes how zsh reads the program
+// makes the line Invalid (judged as a program execgate cannot read).
+func TestParseZshCommandLine(t *testing.T) {
+	for _, tt := range []struct {
+		argv    []string
+		want    CommandLine
+		invalid string
+	}{
+		{argv: []string{"zsh", "-c", "ls"}, want: CommandLine{Source: FromString, Command: "ls", Params: []string{}}},
+		{argv: []string{"zsh", "-c", "-l", "ls", "n", "a"}, want: CommandLine{Source: FromString, Command: "ls", Login: true, Params: []string{"n", "a"}}},
+		{argv: []string{"-zsh", "-c", "ls"}, want: CommandLine{Source: FromString, Command: "ls", Login: true, Params: []string{}}},
+		{argv: []string{"zsh", "-lc", "ls"}, want: CommandLine{Source: FromString, Command: "ls", Login: true, Params: []string{}}},
+		{argv: []string{"zsh", "-fec", "ls"}, want: CommandLine{Source: FromString, Command: "ls", Params: []string{}}},
+		{argv: []string{"zsh", "script.zsh", "a"}, want: CommandLine{Source: FromFile, Script: "script.zsh", Params: []string{"a"}}},
+		{argv: []string{"zsh", "-s", "a"}, want: CommandLine{Source: FromStdin, Params: []string{"a"}}},
+		{argv: []string{"zsh", "-i"}, want: CommandLine{Source: FromStdin, Interactive: true}},
+		{argv: []string{"zsh", "--", "-c"}, want: CommandLine{Source: FromFile, Script: "-c", Params: []string{}}},
+		{argv: []string{"zsh", "--version"}, want: CommandLine{Source: NoProgram}},
+		{argv: []string{"zsh", "-c"}, invalid: "-c: string expected"},
+		{argv: []string{"zsh", "-o", "shwordsplit", "-c", "ls"}, invalid: "-o"},
+		{argv: []string{"zsh", "+o", "nomatch", "-c", "ls"}, invalid: "+o"},
+		{argv: []string{"zsh", "-y", "-c", "ls"}, invalid: "-y"},
+		{argv: []string{"zsh", "--emulate", "sh", "-c", "ls"}, invalid: "--emulate"},
+		{argv: []string{"zsh", "--shwordsplit", "-c", "ls"}, invalid: "--shwordsplit"},
+		{argv: []string{"zsh", "+c", "ls"}, invalid: "+c"},
+	} {
+		got := ParseZshCommandLine(tt.argv)
+		if tt.invalid != "" {
+			assert.Equal(t, Invalid, got.Source, "%q", tt.argv)
+			assert.Contains(t, got.Problem, tt.invalid, "%q", tt.argv)
+			continue
+		}
+		if len(tt.want.Params) == 0 && len(got.Params) == 0 {
+			got.Params, tt.want.Params = nil, nil
+		}
+		assert.Equal(t, tt.want, got, "%q", tt.argv)
+	}
+}

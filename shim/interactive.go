@@ -416,7 +416,10 @@ func (s *session) startsInteractive() bool {
 // this is no interactive shell, or when the gate cannot be set up: the
 // caller then judges the shell as a whole (needs review), as before.
 func (s *session) interactive(ctx context.Context, run interp.Options, req policy.Request, configPath string) (status int, sig syscall.Signal, ok bool) {
-	if !s.startsInteractive() {
+	if !s.startsInteractive() || s.dialect != policy.DialectBash {
+		// The gate is a bash rc file: an interactive zsh is judged as
+		// a program execgate cannot read (see evaluate), which needs
+		// review as a whole.
 		return 0, 0, false
 	}
 	plan, err := s.prepareGate(ctx, run, req, configPath)

@@ -70,10 +70,11 @@ type Options struct {
 
 // IsShellName reports whether argv0 names a shell execgate stands in for:
 // its base name, without the '-' that marks a login shell, is one that
-// install.sh links to execgate.
+// install.sh links to execgate (zsh runs the real zsh and judges the
+// command as zsh; see dialectOf).
 func IsShellName(argv0 string) bool {
 	switch filepath.Base(strings.TrimPrefix(argv0, "-")) {
-	case "bash", "sh":
+	case "bash", "sh", "zsh":
 		return true
 	}
 	return false
@@ -102,14 +103,19 @@ type session struct {
 	// this run are not reported again.
 	auditFailed bool
 	cl          CommandLine
-	program     string // the program checked and run
-	source      string // Event.Source
-	ev          Event  // the fields every event shares
-	warn        []string
-	engine      *policy.Engine
-	hub         *hub.Client // nil when no hub runs
-	via         string      // the agent whose envelope carried the command: "Claude Code"
-	trust       policy.Trust
+	// dialect is the shell this shim stands in for: zsh when invoked
+	// under that name, else bash. It picks the command-line reading, the
+	// real shell, the language the program is judged in and the
+	// envelopes recognised.
+	dialect policy.Dialect
+	program string // the program checked and run
+	source  string // Event.Source
+	ev      Event  // the fields every event shares
+	warn    []string
+	engine  *policy.Engine
+	hub     *hub.Client // nil when no hub runs
+	via     string      // the agent whose envelope carried the command: "Claude Code"
+	trust   policy.Trust
 	// envelope is set when the program is an agent's envelope: its payload
 	// is what is judged, shown and learnt; the whole program still runs.
 	envelope *policy.Envelope
@@ -220,9 +226,18 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	if len(argv) == 0 {
 		argv = []string{"bash"}
 	}
-	s.cl = ParseCommandLine(argv)
+	s.dialect = dialectOf(argv, s.o.Argv0FromShell)
+	if s.dialect == policy.DialectZsh {
+		s.cl = ParseZshCommandLine(argv)
+	} else {
+		s.cl = ParseCommandLine(argv)
+	}
 
 	cfg, configPath, set, unusable := s.loadConfig()
+	if s.dialect == policy.DialectZsh {
+		// The interp engine runs bash's language, not zsh's.
+		set.engine = config.EngineBash
+	}
 	hookArgv := s.ownHook()
 	ownHook := hookArgv != nil
 	if unusable != nil && s.cl.Source != NoProgram && !ownHook {
@@ -230,7 +245,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// it before anything else, in one line.
 		return s.refuseAll(unusable)
 	}
-	shell, err := interp.FindShell(set.shellPath)
+	shell, err := s.findShell(set.shellPath)
 	if err != nil {
 		// Nothing can run, so nothing is decided: one line, and bash's
 		// status for a command that cannot be executed.
@@ -272,6 +287,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		s.warnf("current directory: %v", err)
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
+	req.Dialect = s.dialect
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	var hubRefused error
 	s.hub, hubRefused = s.connectHub(ctx, cfg)
@@ -347,7 +363,10 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		<-touched
 		return status, sig
 	}
-	lone := inspected && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
+	// A lone command runs without bash only for bash: a zsh reads
+	// ~/.zshenv first, which may change PATH or define functions, so the
+	// real zsh runs it whatever it is.
+	lone := inspected && s.dialect == policy.DialectBash && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
 	passthrough := !capped
 	if lone {
 		if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
@@ -589,7 +608,7 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 	switch s.cl.Source {
 	case FromString:
 		s.program, s.source = s.cl.Command, "string"
-		if env, ok := s.trust.Unwrap(s.program, s.cl.Params); ok {
+		if env, ok := s.trust.UnwrapAs(s.program, s.cl.Params, s.dialect); ok {
 			s.envelope, s.via = &env, env.Via
 		} else if env, ok := s.harness(req); ok {
 			s.envelope, s.via = &env, env.Via
@@ -607,7 +626,7 @@ func (s *session) evaluate(req policy.Request) (policy.Result, bool) {
 		}
 	case Invalid:
 		s.source = "none"
-		problem = "bash command line not understood: " + s.cl.Problem
+		problem = s.dialect.String() + " command line not understood: " + s.cl.Problem
 	}
 	if problem != "" {
 		s.program = strings.Join(s.o.Argv, " ")
@@ -668,7 +687,7 @@ func (s *session) harness(req policy.Request) (policy.Envelope, bool) {
 	if len(s.startupReasons()) > 0 || req.Policy.Security == config.SecurityDeny {
 		return policy.Envelope{}, false
 	}
-	return s.trust.Harness(s.program, s.cl.Params, req.Agent)
+	return s.trust.HarnessAs(s.program, s.cl.Params, req.Agent, s.dialect)
 }
 
 // ownHook recognises execgate's own hook command, `'/path/to/execgate'
@@ -739,6 +758,9 @@ func isExecgate(path string) bool {
 // cannot see.
 func (s *session) startupReasons() []string {
 	var out []string
+	if s.dialect == policy.DialectZsh {
+		return s.zshStartupReasons()
+	}
 	if env := s.getenv("BASH_ENV"); env != "" && !s.cl.Interactive {
 		out = append(out, fmt.Sprintf("BASH_ENV=%s runs that file first, unchecked", env))
 	}
@@ -856,4 +878,36 @@ func reraise(sig syscall.Signal) {
 // seconds formats a timeout for the agent: 60s, 1.5s.
 func seconds(ms int) string {
 	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + "s"
+}
+
+// zshStartupReasons lists what zsh runs before the program that the check
+// cannot see and the user did not write: the .zshenv of a ZDOTDIR other
+// than the home directory. ~/.zshenv and /etc/zshenv are the user's and
+// the system's own, trusted as bash's start-up files are.
+func (s *session) zshStartupReasons() []string {
+	dir := s.getenv("ZDOTDIR")
+	if dir == "" || filepath.Clean(dir) == filepath.Clean(s.getenv("HOME")) {
+		return nil
+	}
+	return []string{fmt.Sprintf("ZDOTDIR=%s runs %s first, unchecked", dir, filepath.Join(dir, ".zshenv"))}
+}
+
+// dialectOf is the shell the shim was invoked as: zsh when argv[0]'s base
+// name, less a login shell's leading '-', is zsh; bash otherwise (bash,
+// sh, and `execgate sh`, whose argv[0] names no shell).
+func dialectOf(argv []string, argv0FromShell bool) policy.Dialect {
+	if len(argv) > 0 && !argv0FromShell && filepath.Base(strings.TrimPrefix(argv[0], "-")) == "zsh" {
+		return policy.DialectZsh
+	}
+	return policy.DialectBash
+}
+
+// findShell is the real shell this invocation runs: zsh for a zsh shim
+// (shell.path names the bash that bash shims run), else shell.path or the
+// default bash.
+func (s *session) findShell(configured string) (string, error) {
+	if s.dialect == policy.DialectZsh {
+		return interp.FindZsh()
+	}
+	return interp.FindShell(configured)
 }

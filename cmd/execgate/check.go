@@ -30,6 +30,8 @@ const (
 type checkFlags struct {
 	json, jsonl, exitCode bool
 	cwd                   string
+	// shell is the shell the command is judged for: bash or zsh.
+	shell string
 }
 
 func newCheckCmd(g *globals) *cobra.Command {
@@ -38,7 +40,9 @@ func newCheckCmd(g *globals) *cobra.Command {
 		Use:   "check [flags] -- COMMAND",
 		Short: "Explain the verdict on a command without running it",
 		Long: `check parses COMMAND as bash, classifies every simple command in it and
-says what execgate would do: allow, ask or deny, and why.
+says what execgate would do: allow, ask or deny, and why. --shell zsh judges
+it as the zsh shim would: read as zsh, with what the analysis does not model
+for zsh needing review.
 
 It exits 0 whenever the evaluation succeeded, whatever the decision; with
 --exit-code it exits 0 for allow, 1 for ask and 3 for deny. With --jsonl it
@@ -56,6 +60,7 @@ JSON object per line.`,
 	fl.BoolVar(&f.jsonl, "jsonl", false, "read JSON command strings from stdin, one per line; write one JSON object per line")
 	fl.BoolVar(&f.exitCode, "exit-code", false, "exit 0 for allow, 1 for ask, 3 for deny")
 	fl.StringVar(&f.cwd, "cwd", "", "judge the command as if run in `DIR` (default the current directory)")
+	fl.StringVar(&f.shell, "shell", "bash", "judge the command for the `SHELL` that runs it: bash or zsh")
 	return cmd
 }
 
@@ -120,6 +125,14 @@ func (c *checker) evaluate(command string) policy.Result {
 }
 
 func runCheck(g *globals, f checkFlags, args []string) error {
+	var dialect policy.Dialect
+	switch f.shell {
+	case "bash":
+	case "zsh":
+		dialect = policy.DialectZsh
+	default:
+		return usagef("--shell %q: want bash or zsh", f.shell)
+	}
 	if f.jsonl {
 		if len(args) > 0 {
 			return usagef("check --jsonl reads commands from stdin; it takes no COMMAND")
@@ -128,6 +141,7 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 		if err != nil {
 			return err
 		}
+		c.base.Dialect = dialect
 		return checkLines(c, g.stdin, g.stdout, g.stderr)
 	}
 	if len(args) == 0 {
@@ -137,10 +151,11 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.base.Dialect = dialect
 	// Several words are joined as bash -c "$*" would see them. An agent's
 	// envelope is judged as the shim judges it: by its payload.
 	command := strings.Join(args, " ")
-	env, wrapped := c.trust.Unwrap(command, nil)
+	env, wrapped := c.trust.UnwrapAs(command, nil, dialect)
 	if wrapped {
 		command = env.Payload
 	}

@@ -176,3 +176,19 @@ func TestCheckJSONLLongLines(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckShellZsh: --shell zsh judges as the zsh shim does; the same
+// text is read by bash otherwise, and an unknown shell is a usage error.
+func TestCheckShellZsh(t *testing.T) {
+	checkEnv(t)
+	code, out, errOut := checkRun(t, "", "--exit-code", "--shell", "zsh", "--", "echo ${(e)x}")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "zsh: ")
+	code, _, errOut = checkRun(t, "", "--exit-code", "--", "echo ${(e)x}")
+	assert.NotEqual(t, 0, code, "bash reads ${(e)x} as a bad substitution: %s", errOut)
+	code, _, errOut = checkRun(t, "", "--exit-code", "--shell", "zsh", "--", "git status")
+	assert.Equal(t, 0, code, errOut)
+	code, _, errOut = checkRun(t, "", "--shell", "fish", "--", "ls")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "want bash or zsh")
+}

@@ -112,3 +112,29 @@ func TestDoctor(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, lines["config"], "FAIL", out)
 }
+
+// TestDoctorZshShim: Claude Code given the zsh shim (a zsh login shell) is
+// live when the shim refuses doctor's probe through the real zsh, and
+// silent when the settings name the real zsh instead; the shims line
+// checks the zsh link too.
+func TestDoctorZshShim(t *testing.T) {
+	realZsh(t)
+	e := newSetupEnv(t)
+	e.env = append(e.env, "SHELL=/bin/zsh")
+	c, _, errOut := e.run("claude", "--apply", "--shims", e.shims)
+	require.Equal(t, 0, c, errOut)
+	code, lines, out := e.doctor()
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, lines["claude"], "live: CLAUDE_CODE_SHELL="+filepath.Join(e.shims, "zsh"), out)
+	assert.Contains(t, lines["shims"], "zsh", out) // checked beside bash and sh
+
+	// The same settings with the link pointing at the real zsh: the probe
+	// runs, so the route is silent.
+	settings := filepath.Join(e.home, ".claude", "settings.json")
+	raw, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(settings, bytes.ReplaceAll(raw, []byte(filepath.Join(e.shims, "zsh")), []byte(realZsh(t))), 0o600))
+	code, lines, out = e.doctor()
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, lines["claude"], "registered but not firing: CLAUDE_CODE_SHELL="+realZsh(t), out)
+}

@@ -63,7 +63,7 @@ func TestLeanShimNeedsShellName(t *testing.T) {
 	require.ErrorAs(t, err, &exit)
 	assert.Equal(t, 2, exit.ExitCode())
 	assert.Equal(t, 1, strings.Count(string(out), "\n"))
-	assert.Contains(t, string(out), "bash or sh")
+	assert.Contains(t, string(out), "bash, sh or zsh")
 }
 
 // readAuditRaw returns the audit log's events as decoded JSON objects, so

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/execgate/execgate/internal/state"
+	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/setup"
 )
 
@@ -131,8 +132,11 @@ func setupOptions(g *globals, agent string, hook bool, settings, shims string) (
 	// No state directory leaves StateDir empty, which setup refuses
 	// with its own line when it needs one.
 	stateDir, _ := state.Dir(g.getenv)
+	// No zsh leaves Zsh empty: the bash shim, whatever the login shell.
+	zsh, _ := interp.FindZsh()
 	return setup.Options{Agent: agent, Hook: hook, Settings: settings, Exe: exe, Shims: shims,
-		Home: home, StateDir: stateDir, Getenv: g.getenv}, nil
+		Home: home, StateDir: stateDir, Getenv: g.getenv,
+		LoginShell: setup.LoginShell(g.getenv, "/etc/passwd", os.Getuid()), Zsh: zsh}, nil
 }
 
 func setupError(err error) error {

@@ -37,12 +37,14 @@ func newSetupEnv(t *testing.T) *setupEnv {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "EXECGATE_"), strings.HasPrefix(name, "XDG_"), name == "HOME",
-			name == "CLAUDE_CONFIG_DIR", name == "CODEX_HOME":
+			name == "CLAUDE_CONFIG_DIR", name == "CODEX_HOME", name == "SHELL":
 			continue
 		}
 		e.env = append(e.env, kv)
 	}
-	e.env = append(e.env, "HOME="+e.home, "XDG_STATE_HOME="+e.st)
+	// A bash login shell, whatever the tester's: setup claude picks the
+	// zsh shim for a zsh one (TestSetupClaudeZshLoginShell).
+	e.env = append(e.env, "HOME="+e.home, "XDG_STATE_HOME="+e.st, "SHELL=/bin/bash")
 	return e
 }
 
@@ -231,4 +233,40 @@ func TestSetupConcurrentApply(t *testing.T) {
 	assert.Equal(t, string(sample), string(raw))
 	backups, _ := filepath.Glob(path + ".execgate-backup*")
 	assert.Empty(t, backups)
+}
+
+// TestSetupClaudeZshLoginShell: with a zsh login shell ($SHELL) and a real
+// zsh, `setup claude --apply` gives Claude Code the zsh shim, which runs
+// the real zsh; --undo restores the file.
+func TestSetupClaudeZshLoginShell(t *testing.T) {
+	realZsh(t)
+	e := newSetupEnv(t)
+	e.env = append(e.env, "SHELL=/usr/bin/zsh") // the later entry wins
+	path := filepath.Join(e.home, ".claude", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o600))
+
+	code, _, errOut := e.run("claude", "--apply", "--shims", e.shims)
+	require.Equal(t, 0, code, errOut)
+	var settings struct{ Env map[string]string }
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &settings))
+	shell := settings.Env["CLAUDE_CODE_SHELL"]
+	assert.Equal(t, filepath.Join(e.shims, "zsh"), shell)
+
+	// The shell Claude Code is given is a zsh that execgate gates.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, shell, "-c", "echo $ZSH_NAME")
+	cmd.Env = e.env
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "zsh\n", string(out))
+
+	code, _, _ = e.run("claude", "--undo")
+	assert.Equal(t, 0, code)
+	raw, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "{}\n", string(raw))
 }

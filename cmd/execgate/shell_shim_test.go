@@ -69,7 +69,7 @@ func shimDir(t testing.TB) string {
 			if shimBuild.err = os.Mkdir(filepath.Join(dir, links), 0o755); shimBuild.err != nil {
 				return
 			}
-			for _, name := range []string{"bash", "sh"} {
+			for _, name := range []string{"bash", "sh", "zsh"} {
 				if shimBuild.err = os.Symlink(bin, filepath.Join(dir, links, name)); shimBuild.err != nil {
 					return
 				}

@@ -1,0 +1,352 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Dialect is the shell language a command is written in and run by. The
+// walk in analyze.go models bash; zsh parses much of the same text into the
+// same tree but reads parts of it otherwise, so zsh text gets a second
+// look (zshUnmodelled) that makes whatever the walk does not model
+// needs-review. The zero value is bash.
+type Dialect int
+
+// Dialect values.
+const (
+	DialectBash Dialect = iota
+	DialectZsh
+)
+
+// String names the dialect as the shell is named: "bash", "zsh".
+func (d Dialect) String() string {
+	if d == DialectZsh {
+		return "zsh"
+	}
+	return "bash"
+}
+
+// lang is the parser variant that reads the dialect.
+func (d Dialect) lang() syntax.LangVariant {
+	if d == DialectZsh {
+		return syntax.LangZsh
+	}
+	return syntax.LangBash
+}
+
+// The bash analysis is sound for zsh text only where zsh runs the text as
+// bash would. Safe is proven, never presumed: every construct below is one
+// the walk does not model for zsh, and each makes its command needs-review
+// (a person or an exact allowlist pattern decides), never safe. What zsh
+// does differently and the walk already errs on the safe side of is left
+// alone: an unquoted $var does not split in zsh (the walk treats every
+// expansion's words as unknown anyway), and a glob that matches nothing is
+// an error in zsh (the command does not run).
+
+// zshCommands are the command names zsh gives a meaning the bash analysis
+// does not model: precommand modifiers, builtins that run code, load
+// modules, open sockets, change options or how later text is read, and
+// autoloaded functions that evaluate their arguments. The value says why.
+var zshCommands = map[string]string{
+	"-":          "is zsh's precommand modifier that runs the command as a login program",
+	"noglob":     "is zsh's precommand modifier that turns globbing off for the command",
+	"nocorrect":  "is zsh's precommand modifier that turns spelling correction off",
+	"builtin":    "runs a zsh builtin by name",
+	"command":    "runs a command by zsh's lookup rules",
+	"exec":       "replaces zsh with a command (zsh's exec takes -a, -c, -l)",
+	"eval":       "runs its arguments as zsh code",
+	"r":          "re-runs a command from zsh's history",
+	"fc":         "edits and re-runs commands from zsh's history",
+	"autoload":   "loads functions from files on $fpath",
+	"zmodload":   "loads a zsh module (zsh/system, zsh/net/tcp, zsh/files …)",
+	"ztcp":       "opens TCP connections from zsh",
+	"zsocket":    "opens Unix sockets from zsh",
+	"zsystem":    "is a zsh/system builtin",
+	"sysopen":    "opens files from zsh/system",
+	"sysread":    "reads files from zsh/system",
+	"syswrite":   "writes files from zsh/system",
+	"zselect":    "waits on file descriptors from zsh/zselect",
+	"zpty":       "runs commands on a pseudo-terminal from zsh/zpty",
+	"sched":      "schedules zsh code to run later",
+	"emulate":    "changes zsh's options and can run code under them (emulate -c)",
+	"setopt":     "changes zsh's options, and so how the rest of the command is read",
+	"unsetopt":   "changes zsh's options, and so how the rest of the command is read",
+	"alias":      "defines aliases (zsh's alias -g replaces words anywhere on later lines)",
+	"unalias":    "changes which commands later words name",
+	"functions":  "defines or changes zsh functions (functions -M, -T)",
+	"unfunction": "changes which commands later words name",
+	"source":     "runs a file as zsh code",
+	".":          "runs a file as zsh code",
+	"zle":        "runs zsh line-editor widgets",
+	"bindkey":    "binds keys to zsh line-editor widgets",
+	"zcompile":   "compiles zsh code that later loads instead of its source",
+	"zstyle":     "sets styles whose values zsh may evaluate as code",
+	"hash":       "changes the path a command name runs (hash name=path, hash -d)",
+	"unhash":     "changes which commands later words name",
+	"enable":     "enables builtins, aliases or reserved words",
+	"disable":    "disables builtins, aliases or reserved words",
+	"vared":      "edits a variable on the terminal",
+	"trap":       "sets zsh code to run on a signal or event",
+	"repeat":     "is zsh's repeat loop",
+	"foreach":    "is zsh's foreach loop",
+	"integer":    "declares zsh variables (and may tie or export them)",
+	"float":      "declares zsh variables (and may tie or export them)",
+	"private":    "declares zsh variables",
+	"pushln":     "pushes text onto zsh's buffer stack",
+	"print":      "is zsh's print (print -z and -s push text for zsh to read; -v assigns)",
+	"zargs":      "runs a command over arguments (an autoloaded zsh function)",
+	"zmv":        "evaluates its replacement as zsh code (an autoloaded function)",
+	"zcalc":      "evaluates its input as zsh arithmetic (an autoloaded function)",
+	"zed":        "edits files from zsh",
+	"limit":      "changes resource limits",
+	"unlimit":    "changes resource limits",
+	"ttyctl":     "changes the terminal's settings",
+	"compdef":    "defines completion functions",
+	"compinit":   "loads completion functions from $fpath",
+	"coproc":     "starts a zsh coprocess",
+}
+
+// zshSpecialParams are zsh's lower-case parameters that change what later
+// words mean, which the bash analysis takes for plain shell variables:
+// path is $PATH as an array (path=(/tmp/evil $path) changes which git
+// runs), commands is zsh's command hash table, options its option table.
+var zshSpecialParams = map[string]bool{
+	"path": true, "fpath": true, "cdpath": true, "manpath": true, "module_path": true,
+	"mailpath": true, "psvar": true, "commands": true, "options": true, "aliases": true,
+	"galiases": true, "saliases": true, "functions": true, "builtins": true,
+	"nameddirs": true, "parameters": true, "reswords": true, "dis_aliases": true,
+	"dis_builtins": true, "dis_functions": true, "dis_galiases": true, "dis_reswords": true,
+	"dis_saliases": true, "userdirs": true, "histchars": true, "widgets": true,
+	"precmd_functions": true, "preexec_functions": true, "chpwd_functions": true,
+	"periodic_functions": true, "zshexit_functions": true, "zshaddhistory_functions": true,
+	"argv0": true, "ZDOTDIR": true, "NULLCMD": true, "READNULLCMD": true, "FPATH": true,
+}
+
+// zshHookFunctions are the function names zsh calls on an event (cd, exit,
+// a signal, a command not found) rather than by name in the command.
+var zshHookFunctions = map[string]bool{
+	"chpwd": true, "precmd": true, "preexec": true, "periodic": true, "zshexit": true,
+	"zshaddhistory": true, "command_not_found_handler": true,
+}
+
+// zshUnmodelled looks at every node of a zsh program once more and makes
+// each construct the bash walk does not model for zsh needs-review. It
+// records at most one segment per program, with one reason per kind of
+// construct.
+func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
+	var seg *Segment
+	flag := func(n syntax.Node, format string, args ...any) {
+		if seg == nil {
+			seg = a.newSegment(n, f)
+			seg.Argv = []string{}
+			seg.Opaque = true
+		}
+		seg.add(Reason{Risk: NeedsReview, Text: "zsh: " + fmt.Sprintf(format, args...), Rule: "zsh-unmodelled"})
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			zshStmt(n, f, flag)
+		case *syntax.Word:
+			zshWord(n, f, flag)
+		case *syntax.ParamExp:
+			zshParam(n, f, flag)
+		case *syntax.ProcSubst:
+			if n.Op == syntax.CmdInTemp {
+				flag(n, "%s runs a command into a temporary file (=(…))", quoteWord(nodeText(f.src, n)))
+			}
+		case *syntax.Redirect:
+			switch n.Op {
+			case syntax.AppClob, syntax.RdrAllClob, syntax.AppAllClob:
+				flag(n, "the redirection %s is zsh's own", n.Op)
+			}
+		case *syntax.FuncDecl:
+			zshFunc(n, flag)
+		case *syntax.CallExpr:
+			zshCall(n, flag)
+		case *syntax.DeclClause:
+			zshDecl(n, f, flag)
+		case *syntax.Assign:
+			if n.Name != nil && zshSpecialParams[n.Name.Value] {
+				flag(n, "assigning %s changes what later commands mean", n.Name.Value)
+			}
+		case *syntax.ForClause:
+			if it, ok := n.Loop.(*syntax.WordIter); ok && zshSpecialParams[it.Name.Value] {
+				flag(n, "the loop assigns %s, which changes what later commands mean", it.Name.Value)
+			}
+		}
+		return true
+	})
+	if seg != nil {
+		a.push(seg)
+	}
+}
+
+// zshFlag records a reason on the program's zsh segment.
+type zshFlag func(n syntax.Node, format string, args ...any)
+
+func zshStmt(s *syntax.Stmt, f frame, flag zshFlag) {
+	if s.Disown {
+		flag(s, "%s runs in the background, disowned (&| or &!)", quoteWord(nodeText(f.src, s)))
+	}
+	if s.Cmd == nil && len(s.Redirs) > 0 {
+		flag(s, "redirections alone run $NULLCMD or $READNULLCMD (cat, more)")
+	}
+}
+
+// zshWord flags the unquoted text zsh expands where bash would not: glob
+// qualifiers and pattern groups, =cmd, and ~ forms other than ~ and ~/.
+func zshWord(w *syntax.Word, f frame, flag zshFlag) {
+	for i, p := range w.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		v := lit.Value
+		if strings.ContainsAny(v, "()") {
+			flag(w, "%s has a glob qualifier or pattern group, which can run code (*(e:…:), *(+func))", quoteWord(nodeText(f.src, w)))
+		}
+		if i != 0 {
+			continue
+		}
+		if len(v) > 1 && v[0] == '=' {
+			flag(w, "%s expands to the path of a command (=cmd)", quoteWord(nodeText(f.src, w)))
+		}
+		if len(v) > 1 && v[0] == '~' && v[1] != '/' {
+			flag(w, "%s names a directory by zsh's rules (named directories, the directory stack)", quoteWord(nodeText(f.src, w)))
+		}
+	}
+}
+
+// zshParam flags parameter expansions with zsh's flags, modifiers and
+// operators, several of which evaluate the value as code or a pattern.
+func zshParam(p *syntax.ParamExp, f frame, flag zshFlag) {
+	text := quoteWord(nodeText(f.src, p))
+	switch {
+	case p.Flags != nil:
+		flag(p, "%s uses parameter expansion flags, some of which run the value as code (${(e)…})", text)
+	case p.Split != syntax.OptUnset || p.GlobSubst != syntax.OptUnset || p.RcExpand != syntax.OptUnset:
+		flag(p, "%s changes how the value is split or globbed", text)
+	case p.NestedParam != nil || p.IsSet || len(p.Modifiers) > 0:
+		flag(p, "%s is a zsh parameter expansion form", text)
+	case p.Short && p.Index != nil:
+		flag(p, "%s subscripts a parameter zsh's way", text)
+	case p.Exp != nil && p.Exp.Op > syntax.RemLargePrefix:
+		flag(p, "%s uses the expansion operator %s", text, p.Exp.Op)
+	}
+}
+
+func zshFunc(fd *syntax.FuncDecl, flag zshFlag) {
+	switch {
+	case fd.Name == nil && len(fd.Names) == 0:
+		flag(fd, "an anonymous function runs at once")
+	case len(fd.Names) > 0:
+		flag(fd, "a function is defined under several names")
+	case strings.HasPrefix(fd.Name.Value, "TRAP") || zshHookFunctions[fd.Name.Value]:
+		flag(fd, "zsh runs the function %s on an event, not when it is named", fd.Name.Value)
+	}
+}
+
+// zshCall flags commands named in zshCommands, a cd or pushd given zsh's
+// two-argument or stack forms, and words naming zshSpecialParams (read
+// path, print -v path).
+func zshCall(c *syntax.CallExpr, flag zshFlag) {
+	if len(c.Args) == 0 {
+		return
+	}
+	name, ok := unquotedLiteral(c.Args[0])
+	if ok {
+		if why, found := zshCommands[name]; found {
+			flag(c, "%s %s", name, why)
+		}
+		if name == "cd" || name == "pushd" || name == "chdir" {
+			zshCd(c, name, flag)
+		}
+	}
+	for _, w := range c.Args[1:] {
+		lit, ok := unquotedLiteral(w)
+		if !ok {
+			continue
+		}
+		lit, _, _ = strings.Cut(lit, "=")
+		lit, _, _ = strings.Cut(lit, "[")
+		if zshSpecialParams[lit] {
+			flag(c, "the word %s names a zsh parameter that changes what later commands mean", lit)
+		}
+	}
+}
+
+// zshCd flags zsh's `cd OLD NEW` (replace OLD by NEW in the current
+// directory) and `cd +N`/`cd -N` (the directory stack): the walk would
+// follow neither to the right directory.
+func zshCd(c *syntax.CallExpr, name string, flag zshFlag) {
+	operands := 0
+	for _, w := range c.Args[1:] {
+		lit, ok := unquotedLiteral(w)
+		if ok && len(lit) > 1 && (lit[0] == '+' || lit[0] == '-') && strings.Trim(lit[1:], "0123456789") == "" {
+			flag(c, "%s %s moves along zsh's directory stack", name, lit)
+		}
+		if !ok || !strings.HasPrefix(lit, "-") {
+			operands++
+		}
+	}
+	if operands > 1 {
+		flag(c, "%s with two words replaces text in the current directory's path", name)
+	}
+}
+
+// zshDecl flags declarations that act on functions (typeset -f) or tie
+// parameters (typeset -T), which the bash walk does not model.
+func zshDecl(d *syntax.DeclClause, f frame, flag zshFlag) {
+	for _, a := range d.Args {
+		if !a.Naked || a.Name != nil || a.Value == nil {
+			continue
+		}
+		opt, ok := unquotedLiteral(a.Value)
+		if ok && len(opt) > 1 && (opt[0] == '-' || opt[0] == '+') && strings.ContainsAny(opt[1:], "fTMhH") {
+			flag(d, "%s %s acts on functions or ties parameters", d.Variant.Value, opt)
+		}
+	}
+}
+
+// unquotedLiteral is a word's value with quotes and backslashes removed
+// when it holds no expansion: zsh runs 'eval' and \eval as eval.
+func unquotedLiteral(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescape(p.Value))
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape removes the backslashes of an unquoted literal.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
