@@ -278,6 +278,16 @@ type rule struct {
 	NotSub []string `json:"notSub"`
 	// LastArg restricts Args to the last operand (the target of cp, mv).
 	LastArg bool `json:"lastArg"`
+	// SourcesBefore, a regular expression, restricts Args to the operands
+	// before the last operand it matches: the local sources of a copy
+	// whose destination is remote (aws s3 cp SRC… s3://DEST). A command
+	// with no such operand (a download, a copy between local paths) does
+	// not match, unless an operand known only at run time could be one.
+	SourcesBefore string `json:"sourcesBefore"`
+	// SendsStdin marks a match as sending the program's standard input to
+	// the network (aws s3 cp - s3://b/k): credentials piped or redirected
+	// into it leave the machine, which the data-flow checks then refuse.
+	SendsStdin bool `json:"sendsStdin"`
 	// AnyArg: some word after the program (options included) must match.
 	AnyArg []string `json:"anyArg"`
 	// Text: a regular expression over the words after the program,
@@ -310,8 +320,9 @@ type rule struct {
 	// Alternative is a safer way to get the same work done, shown with the
 	// reason by `execgate check` ("git push --force-with-lease").
 	Alternative string `json:"alternative"`
-	// Source names the public documentation the entry rests on: a manual
-	// page, a MITRE ATT&CK technique, a GTFOBins function.
+	// Source names the public documentation the entry rests on, as an
+	// https URL: the program's manual or a MITRE ATT&CK technique (never
+	// GTFOBins, whose licence keeps its text out of this repository).
 	Source string `json:"source"`
 	// DynamicDangerous keeps a dangerous rule dangerous when it matches
 	// only maybe because an operand is known at run time: for a recursive
@@ -325,6 +336,7 @@ type rule struct {
 	once        sync.Once
 	compileErr  error
 	text        *regexp.Regexp
+	sourcesRE   *regexp.Regexp
 	targetGlobs []*glob.Pattern
 	targetSets  []string
 	argGlobs    []*glob.Pattern
@@ -539,6 +551,14 @@ func (r *rules) compileRule(ru *rule) error {
 				return
 			}
 			ru.text = re
+		}
+		if ru.SourcesBefore != "" {
+			re, err := regexp.Compile(ru.SourcesBefore)
+			if err != nil {
+				ru.compileErr = fmt.Errorf("rules: rule %s: sourcesBefore: %w", ru.ID, err)
+				return
+			}
+			ru.sourcesRE = re
 		}
 		var err error
 		if ru.argGlobs, ru.argSets, err = r.compileArgs(ru.ID, ru.Args); err != nil {
