@@ -230,9 +230,13 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		}
 	case "kubectl-resources":
 		// get/describe name resource types in many spellings: secrets,
-		// secret/x, secrets.v1, pods,secrets. None may name secrets.
+		// secret/x, secrets.v1, pods,secrets. Listing or describing
+		// secrets shows names, key names and sizes, never values; the
+		// output formats that print values are the rule
+		// kubectl-secret-print's. A type known only at run time could be
+		// anything.
 		for _, o := range ops {
-			if !o.known || strings.Contains(strings.ToLower(o.text), "secret") {
+			if !o.known {
 				unsafe(fmt.Sprintf("%s %s could print Kubernetes secrets", label, o.text), "prints-secret")
 			}
 		}
@@ -650,7 +654,7 @@ func (a *analyzer) anyMatch(globs []*glob.Pattern, sets []string, words []word) 
 // listed in rules.json.
 func builtinSet(name string) bool {
 	switch name {
-	case "catastrophic", "outside-workspace", "protected", "elsewhere", "mount-elsewhere", "credential-source", "stdin":
+	case "catastrophic", "outside-workspace", "protected", "elsewhere", "mount-elsewhere", "credential-source", "stdin", "kube-secret-type", "kube-data-output":
 		return true
 	}
 	return false
@@ -671,6 +675,10 @@ func (a *analyzer) inSet(set string, w word) bool {
 		return a.credentialSource(w)
 	case "stdin":
 		return w.known && stdinNames[w.text]
+	case "kube-secret-type":
+		return namesSecretType(w.text)
+	case "kube-data-output":
+		return w.known && !kubeNameOutputs[strings.ToLower(strings.TrimPrefix(w.text, "="))]
 	case "protected":
 		if !w.pathKnown() {
 			return false
@@ -1317,6 +1325,27 @@ func recursiveReader(program string, args []word) bool {
 		return has("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse")
 	case "cp", "scp", "zip", "chmod", "chown", "diff", "git":
 		return has("-r", "-R", "-a", "--recursive", "--archive")
+	}
+	return false
+}
+
+// kubeNameOutputs are the kubectl output formats that show an object's
+// name and a few columns, never its data (kubectl get: the default, -o
+// wide, -o name). Every other format — yaml, json, jsonpath,
+// go-template, custom-columns and any added later — can print a
+// Secret's values.
+var kubeNameOutputs = map[string]bool{"": true, "wide": true, "name": true}
+
+// namesSecretType reports whether a kubectl resource operand names the
+// Secret type in any spelling: secret, Secrets, secrets.v1, secret/NAME,
+// or one element of a list (all,secrets).
+func namesSecretType(text string) bool {
+	for part := range strings.SplitSeq(strings.ToLower(text), ",") {
+		typ, _, _ := strings.Cut(part, "/")
+		typ, _, _ = strings.Cut(typ, ".")
+		if typ == "secret" || typ == "secrets" {
+			return true
+		}
 	}
 	return false
 }
