@@ -124,6 +124,17 @@ type wrapperSpec struct {
 	Lookup                 []string `json:"lookup"`        // options that only look the command up (command -v)
 	Risk                   string   `json:"risk"`          // risk of using the wrapper at all
 	Reason                 string   `json:"reason"`
+	// Sub makes the program a wrapper only in these subcommands (uv
+	// run, poetry run): the words before one are the program's own
+	// options, and any other use is the program itself, judged by its
+	// rules and model. In a subcommand, the program's rules are applied
+	// as well (uv run --with PKG fetches code).
+	Sub []string `json:"sub"`
+	// Runner marks a wrapper that runs its command in the workspace's own
+	// environment, whose programs come first (uv run finds .venv/bin/NAME
+	// before PATH): the workspace-runner class, beside the command's own
+	// judgement (uv run rm -rf ~ stays as dangerous as rm -rf ~).
+	Runner bool `json:"runner"`
 	// Bare is what the wrapper does without a command: "" (nothing),
 	// "prints-env" or "shell" (an interactive shell).
 	Bare     string   `json:"bare"`
