@@ -108,6 +108,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		}
 		a.applyRules(seg, name, words)
 		args = args[sub+1:]
+		a.wrapperDirs(seg, name, spec, words[1:])
 		if spec.Runner {
 			seg.viaRunner = true
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs the command in the project's environment, whose programs are the workspace's own and are not checked", name, words[sub+1].text), Rule: workspaceRunnerRule, Coverable: true})
@@ -251,6 +252,23 @@ func (a *analyzer) wrapperSub(spec *wrapperSpec, args []word) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// wrapperDirs asks about a runner wrapper told to run the project of a
+// directory outside the workspace (uv --directory /elsewhere run pytest),
+// or of one known only at run time.
+func (a *analyzer) wrapperDirs(seg *Segment, name string, spec *wrapperSpec, args []word) {
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if !args[i].known || !matchesAny(spec.DirOptions, t) {
+			continue
+		}
+		opt := matchingSpec(spec.DirOptions, t)
+		dir, ok := optionArgument(args, &i, opt)
+		if !ok || !dir.known || !a.insideWorkspace(dir.text) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s %s runs a project outside the workspace", name, opt, dir.text), Rule: "outside-workspace"})
+		}
+	}
 }
 
 // bareWrapper handles a wrapper given no command.

@@ -135,6 +135,10 @@ type wrapperSpec struct {
 	// before PATH): the workspace-runner class, beside the command's own
 	// judgement (uv run rm -rf ~ stays as dangerous as rm -rf ~).
 	Runner bool `json:"runner"`
+	// DirOptions name the project a runner wrapper runs in (uv run
+	// --directory DIR): a project outside the workspace is not the
+	// workspace's own code.
+	DirOptions []string `json:"dirOptions"`
 	// Bare is what the wrapper does without a command: "" (nothing),
 	// "prints-env" or "shell" (an interactive shell).
 	Bare     string   `json:"bare"`
