@@ -266,7 +266,7 @@ func (a *analyzer) wrapperDirs(seg *Segment, name string, spec *wrapperSpec, arg
 		opt := matchingSpec(spec.DirOptions, t)
 		dir, ok := optionArgument(args, &i, opt)
 		if !ok || !dir.known || !a.insideWorkspace(dir.text) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s %s runs a project outside the workspace", name, opt, dir.text), Rule: "outside-workspace"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s %s runs a project outside the workspace", name, opt, dir.text), Rule: "outside-workspace-project"})
 		}
 	}
 }
