@@ -63,6 +63,10 @@ type Segment struct {
 	// file's public part (openssl x509 -in): the generic look in flows
 	// is not repeated.
 	credsModelled bool
+	// viaRunner is set when a runner wrapper (uv run) took itself off:
+	// its reason makes the segment need review already, which must not
+	// hide that the command it runs is a program nobody modelled.
+	viaRunner bool
 	// networkQuery is set when a read-only model with Query proved the
 	// command a query of the program's own service (gh pr list), or when
 	// the command only prints its version or help.

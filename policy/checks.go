@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -229,9 +230,13 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		}
 	case "kubectl-resources":
 		// get/describe name resource types in many spellings: secrets,
-		// secret/x, secrets.v1, pods,secrets. None may name secrets.
+		// secret/x, secrets.v1, pods,secrets. Listing or describing
+		// secrets shows names, key names and sizes, never values; the
+		// output formats that print values are the rule
+		// kubectl-secret-print's. A type known only at run time could be
+		// anything.
 		for _, o := range ops {
-			if !o.known || strings.Contains(strings.ToLower(o.text), "secret") {
+			if !o.known {
 				unsafe(fmt.Sprintf("%s %s could print Kubernetes secrets", label, o.text), "prints-secret")
 			}
 		}
@@ -348,6 +353,9 @@ func (a *analyzer) applyRules(seg *Segment, name string, words []word) {
 				continue
 			}
 			seg.add(Reason{Risk: ru.Risk, Text: ru.Reason, Rule: ru.ID, Coverable: !ru.Firm && ru.Risk != Dangerous, Alternative: ru.Alternative})
+			if ru.SendsStdin {
+				seg.flags.sendsStdin = true
+			}
 		case matchMaybe:
 			if ru.Risk == Dangerous && ru.DynamicDangerous && a.onlyTargetUnknown(seg, ru, name, words) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s, or wherever a target known only at run time points", ru.Reason), Rule: ru.ID, Alternative: ru.Alternative})
@@ -463,6 +471,15 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 	if ru.LastArg && len(ops) > 0 {
 		ops = ops[len(ops)-1:]
 	}
+	if ru.sourcesRE != nil {
+		var sure bool
+		if ops, sure = sourcesBefore(ru.sourcesRE, ops); !sure {
+			if !anyUnknown(ops) {
+				return matchNo
+			}
+			maybe = true
+		}
+	}
 	if len(ru.ValueOf) > 0 {
 		ops = a.optionValues(ru.ValueOf, v)
 	}
@@ -488,6 +505,19 @@ func (a *analyzer) matchRule(ru *rule, program string, words []word) matchResult
 		return matchMaybe
 	}
 	return matchYes
+}
+
+// sourcesBefore returns the operands before the last one that re says
+// is remote — the local sources of an upload, whose destination comes
+// last — and whether there is one. Without one, all operands come back:
+// one known only at run time may be the remote destination.
+func sourcesBefore(re *regexp.Regexp, ops []word) ([]word, bool) {
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].known && re.MatchString(ops[i].text) {
+			return ops[:i], true
+		}
+	}
+	return ops, false
 }
 
 // optionValues returns the values of the options specs in v: the word
@@ -624,7 +654,7 @@ func (a *analyzer) anyMatch(globs []*glob.Pattern, sets []string, words []word) 
 // listed in rules.json.
 func builtinSet(name string) bool {
 	switch name {
-	case "catastrophic", "outside-workspace", "protected", "elsewhere", "mount-elsewhere":
+	case "catastrophic", "outside-workspace", "protected", "elsewhere", "mount-elsewhere", "credential-source", "stdin", "kube-secret-type", "kube-data-output":
 		return true
 	}
 	return false
@@ -641,6 +671,14 @@ func (a *analyzer) inSet(set string, w word) bool {
 		return a.elsewhere(w)
 	case "mount-elsewhere":
 		return a.elsewhere(mountSource(w))
+	case "credential-source":
+		return a.credentialSource(w)
+	case "stdin":
+		return w.known && stdinNames[w.text]
+	case "kube-secret-type":
+		return namesSecretType(w.text)
+	case "kube-data-output":
+		return w.known && !kubeNameOutputs[strings.ToLower(strings.TrimPrefix(w.text, "="))]
 	case "protected":
 		if !w.pathKnown() {
 			return false
@@ -1289,6 +1327,51 @@ func recursiveReader(program string, args []word) bool {
 		return has("-r", "-R", "-a", "--recursive", "--archive")
 	}
 	return false
+}
+
+// kubeNameOutputs are the kubectl output formats that show an object's
+// name and a few columns, never its data (kubectl get: the default, -o
+// wide, -o name). Every other format — yaml, json, jsonpath,
+// go-template, custom-columns and any added later — can print a
+// Secret's values.
+var kubeNameOutputs = map[string]bool{"": true, "wide": true, "name": true}
+
+// namesSecretType reports whether a kubectl resource operand names the
+// Secret type in any spelling: secret, Secrets, secrets.v1, secret/NAME,
+// or one element of a list (all,secrets).
+func namesSecretType(text string) bool {
+	for part := range strings.SplitSeq(strings.ToLower(text), ",") {
+		typ, _, _ := strings.Cut(part, "/")
+		typ, _, _ = strings.Cut(typ, ".")
+		if typ == "secret" || typ == "secrets" {
+			return true
+		}
+	}
+	return false
+}
+
+// stdinNames are the operands by which a copy program reads its standard
+// input instead of a file.
+var stdinNames = map[string]bool{"-": true, "/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true}
+
+// credentialSource reports whether w, a file or directory that a program
+// sends elsewhere, is a credential file, a glob that reaches one, or a
+// directory that holds one (aws s3 sync ~ s3://b). A relative name after
+// a cd the analysis could not follow is left to the program's other
+// reasons: taking every such name for the home directory would refuse
+// ordinary uploads.
+func (a *analyzer) credentialSource(w word) bool {
+	if !w.pathKnown() || stdinNames[w.text] || strings.HasPrefix(w.text, "~") && !w.tilde && w.known {
+		return false
+	}
+	n := a.normPath(w.text)
+	if a.pathIn("credentials", n) || w.glob && a.globReaches(n) {
+		return true
+	}
+	if a.cwd == "" && !strings.HasPrefix(n, "/") && !strings.HasPrefix(n, "~") {
+		return false
+	}
+	return a.holdsCredentials(w.text)
 }
 
 // holdsCredentials reports whether the directory p contains one of the

@@ -78,7 +78,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 		// sensitive path is not known.
 		a.sensitiveArgs(seg, name, words)
 	}
-	if !safe && seg.Risk == Safe {
+	if !safe && (seg.Risk == Safe || seg.viaRunner && a.r.Safe.get(name) == nil && a.r.Interpreters.get(name) == nil) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].shown())), Rule: "not-read-only", Coverable: true})
 	}
 }
@@ -100,6 +100,19 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		seg.add(Reason{Risk: r, Text: spec.Reason, Rule: "wrapper-" + name, Coverable: r < Dangerous})
 	}
 	args := words[1:]
+	if len(spec.Sub) > 0 {
+		sub, ok := a.wrapperSub(spec, args)
+		if !ok {
+			return words, unwrapSelf
+		}
+		a.applyRules(seg, name, words)
+		args = args[sub+1:]
+		a.wrapperDirs(seg, name, spec, words[1:])
+		if spec.Runner {
+			seg.viaRunner = true
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s runs the command in the project's environment, whose programs are the workspace's own and are not checked", name, words[sub+1].text), Rule: workspaceRunnerRule, Coverable: true})
+		}
+	}
 	i := 0
 	joinAsShell := spec.JoinAsShell
 	var replace []string
@@ -217,6 +230,44 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		rest = stdinArgs(rest, replace)
 	}
 	return rest, unwrapped
+}
+
+// wrapperSub returns the index in args of the subcommand that makes the
+// program a wrapper (uv run), and whether it is one: the first operand,
+// after the program's options, must be one of spec.Sub. A first operand
+// known only at run time is not taken for one; the program's own model
+// then asks about it.
+func (a *analyzer) wrapperSub(spec *wrapperSpec, args []word) (int, bool) {
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.known {
+			return 0, false
+		}
+		if !isOption(w.text) {
+			return i, contains(spec.Sub, w.text)
+		}
+		if takesValue(w.text, spec.OptionsWithValue) {
+			i++
+		}
+	}
+	return 0, false
+}
+
+// wrapperDirs asks about a runner wrapper told to run the project of a
+// directory outside the workspace (uv --directory /elsewhere run pytest),
+// or of one known only at run time.
+func (a *analyzer) wrapperDirs(seg *Segment, name string, spec *wrapperSpec, args []word) {
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if !args[i].known || !matchesAny(spec.DirOptions, t) {
+			continue
+		}
+		opt := matchingSpec(spec.DirOptions, t)
+		dir, ok := optionArgument(args, &i, opt)
+		if !ok || !dir.known || !a.insideWorkspace(dir.text) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s %s runs a project outside the workspace", name, opt, dir.text), Rule: "outside-workspace-project"})
+		}
+	}
 }
 
 // bareWrapper handles a wrapper given no command.

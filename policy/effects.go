@@ -40,7 +40,7 @@ var reasonEffects = map[string]string{
 	"pipe-decoder-to-shell": EffectCode, "runs-download": EffectCode, "pipe-to-shell": EffectCode, "interactive-shell": EffectCode,
 	"shell-rcfile": EffectCode, "output-command": EffectCode, "sed-exec": EffectCode, "builtin-callback": EffectCode,
 	"alias": EffectCode, "alias-shadows-command": EffectCode, "function-shadows-command": EffectCode,
-	"reverse-shell":    EffectCode,
+	"reverse-shell": EffectCode, "outside-workspace-project": EffectCode,
 	"root-shell":       EffectPrivilege,
 	"arithmetic-value": EffectUnseen, "unchecked-position": EffectUnseen, "unknown-construct": EffectUnseen, "zsh-unmodelled": EffectUnseen,
 	"dynamic-name": EffectUnseen, "dynamic-command": EffectUnseen, "dynamic-arguments": EffectUnseen,

@@ -103,6 +103,22 @@ func TestWorkspaceRunnerSwitch(t *testing.T) {
 		{"npm install", AskHuman, AskHuman},
 		{"./node_modules/.bin/jest", AskHuman, AskHuman},
 		{"bash -c \"$CMD\" && npm test", AskHuman, AskHuman},
+		// uv run, poetry run: the runner class when the command they run
+		// is one; the command itself is judged (issue 14).
+		{"uv run pytest -q", AskHuman, Allow},
+		{"uv run python -m pytest", AskHuman, Allow},
+		{"poetry run pytest", AskHuman, Allow},
+		{"uv run --python 3.12 make test", AskHuman, Allow},
+		{"uv run rm -rf ~", AskHuman, AskHuman},
+		{"uv run myproject-cli", AskHuman, AskHuman},
+		{"uv run --with rich pytest", AskHuman, AskHuman},
+		{"uv --directory /etc run pytest", AskHuman, AskHuman},
+		{"uv run --project=../other pytest", AskHuman, AskHuman},
+		{"uv run --project ./sub pytest", AskHuman, Allow},
+		{"poetry -C /opt/p run pytest", AskHuman, AskHuman},
+		{"uv run script.py", AskHuman, AskHuman},
+		{"npx --no-install jest", AskHuman, AskHuman},
+		{"npx -y jest", AskHuman, AskHuman},
 	} {
 		for _, pc := range []struct {
 			pol  config.Policy

@@ -51,7 +51,6 @@ var uncoveredFields = map[string]string{
 var redundantEntries = map[string]string{
 	// Issue 14's two sides each wrote these down; kept twice on purpose,
 	// so that neither the rule nor the model alone carries the class.
-	"rules[kubectl-secret-read]":                 "the kubectl model marks every spelling of a secret read and create token firm too",
 	"safe.aws ssm get-*.deny[--with-decryption]": "the aws-ssm-decrypt rule makes the same command dangerous",
 	"safe.find.deny[-exec]":                      "find's -exec commands are judged as segments of their own, which is what decides a line",
 	"safe.find.deny[-execdir]":                   "find's -execdir commands are judged as segments of their own, which is what decides a line",

@@ -124,6 +124,21 @@ type wrapperSpec struct {
 	Lookup                 []string `json:"lookup"`        // options that only look the command up (command -v)
 	Risk                   string   `json:"risk"`          // risk of using the wrapper at all
 	Reason                 string   `json:"reason"`
+	// Sub makes the program a wrapper only in these subcommands (uv
+	// run, poetry run): the words before one are the program's own
+	// options, and any other use is the program itself, judged by its
+	// rules and model. In a subcommand, the program's rules are applied
+	// as well (uv run --with PKG fetches code).
+	Sub []string `json:"sub"`
+	// Runner marks a wrapper that runs its command in the workspace's own
+	// environment, whose programs come first (uv run finds .venv/bin/NAME
+	// before PATH): the workspace-runner class, beside the command's own
+	// judgement (uv run rm -rf ~ stays as dangerous as rm -rf ~).
+	Runner bool `json:"runner"`
+	// DirOptions name the project a runner wrapper runs in (uv run
+	// --directory DIR): a project outside the workspace is not the
+	// workspace's own code.
+	DirOptions []string `json:"dirOptions"`
 	// Bare is what the wrapper does without a command: "" (nothing),
 	// "prints-env" or "shell" (an interactive shell).
 	Bare     string   `json:"bare"`
@@ -278,6 +293,16 @@ type rule struct {
 	NotSub []string `json:"notSub"`
 	// LastArg restricts Args to the last operand (the target of cp, mv).
 	LastArg bool `json:"lastArg"`
+	// SourcesBefore, a regular expression, restricts Args to the operands
+	// before the last operand it matches: the local sources of a copy
+	// whose destination is remote (aws s3 cp SRC… s3://DEST). A command
+	// with no such operand (a download, a copy between local paths) does
+	// not match, unless an operand known only at run time could be one.
+	SourcesBefore string `json:"sourcesBefore"`
+	// SendsStdin marks a match as sending the program's standard input to
+	// the network (aws s3 cp - s3://b/k): credentials piped or redirected
+	// into it leave the machine, which the data-flow checks then refuse.
+	SendsStdin bool `json:"sendsStdin"`
 	// AnyArg: some word after the program (options included) must match.
 	AnyArg []string `json:"anyArg"`
 	// Text: a regular expression over the words after the program,
@@ -310,8 +335,9 @@ type rule struct {
 	// Alternative is a safer way to get the same work done, shown with the
 	// reason by `execgate check` ("git push --force-with-lease").
 	Alternative string `json:"alternative"`
-	// Source names the public documentation the entry rests on: a manual
-	// page, a MITRE ATT&CK technique, a GTFOBins function.
+	// Source names the public documentation the entry rests on, as an
+	// https URL: the program's manual or a MITRE ATT&CK technique (never
+	// GTFOBins, whose licence keeps its text out of this repository).
 	Source string `json:"source"`
 	// DynamicDangerous keeps a dangerous rule dangerous when it matches
 	// only maybe because an operand is known at run time: for a recursive
@@ -325,6 +351,7 @@ type rule struct {
 	once        sync.Once
 	compileErr  error
 	text        *regexp.Regexp
+	sourcesRE   *regexp.Regexp
 	targetGlobs []*glob.Pattern
 	targetSets  []string
 	argGlobs    []*glob.Pattern
@@ -541,6 +568,14 @@ func (r *rules) compileRule(ru *rule) error {
 				return
 			}
 			ru.text = re
+		}
+		if ru.SourcesBefore != "" {
+			re, err := regexp.Compile(ru.SourcesBefore)
+			if err != nil {
+				ru.compileErr = fmt.Errorf("rules: rule %s: sourcesBefore: %w", ru.ID, err)
+				return
+			}
+			ru.sourcesRE = re
 		}
 		var err error
 		if ru.argGlobs, ru.argSets, err = r.compileArgs(ru.ID, ru.Args); err != nil {
