@@ -148,10 +148,15 @@ func execgateBinary(t testing.TB) string {
 			return
 		}
 		build.path = filepath.Join(dir, "execgate")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", build.path, "../cmd/execgate")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			build.err = fmt.Errorf("go build: %v: %s", err, out)
+		// Both binaries, as install.sh builds them: the shims link to
+		// execgate-shell, which sits beside execgate.
+		for out, pkg := range map[string]string{build.path: "../cmd/execgate", filepath.Join(dir, "execgate-shell"): "../cmd/execgate-shell"} {
+			cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				build.err = fmt.Errorf("go build %s: %v: %s", pkg, err, msg)
+				return
+			}
 		}
 	})
 	if build.err != nil {
@@ -220,8 +225,10 @@ func newWorld(t *testing.T) *world {
 	must(t, os.WriteFile(filepath.Join(home, "precious", "keep.txt"), []byte("keep me\n"), 0o644))
 	must(t, os.WriteFile(w.configPath(), []byte(defaultConfig), 0o600))
 	must(t, copyFile(execgateBinary(t), w.exe, 0o755))
+	shellExe := filepath.Join(filepath.Dir(w.exe), "execgate-shell")
+	must(t, copyFile(filepath.Join(filepath.Dir(execgateBinary(t)), "execgate-shell"), shellExe, 0o755))
 	for _, name := range []string{"bash", "sh", "zsh"} {
-		must(t, os.Symlink(w.exe, filepath.Join(w.shims, name))) // as install.sh links them
+		must(t, os.Symlink(shellExe, filepath.Join(w.shims, name))) // as install.sh links them
 	}
 	w.env = []string{
 		"HOME=" + home, "USER=" + currentUser(), "LOGNAME=" + currentUser(), "LANG=C.UTF-8", "TERM=dumb",
