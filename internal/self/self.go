@@ -37,6 +37,11 @@ func Binaries() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return binariesOf(exe), nil
+}
+
+// binariesOf is Binaries for the executable exe.
+func binariesOf(exe string) []string {
 	out := []string{exe}
 	sibling := filepath.Join(filepath.Dir(exe), CLIName)
 	if filepath.Base(exe) == CLIName {
@@ -47,7 +52,7 @@ func Binaries() ([]string, error) {
 			out = append(out, sibling)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Infos returns the file identities of Binaries, for os.SameFile.
@@ -95,6 +100,11 @@ func CLI() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return cliOf(exe)
+}
+
+// cliOf is CLI for the executable exe.
+func cliOf(exe string) (string, error) {
 	if filepath.Base(exe) != ShellName {
 		return exe, nil
 	}

@@ -1,0 +1,50 @@
+package self
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBinaries: each binary finds its sibling when install.sh put it
+// there, and only then; execgate-shell's CLI is the execgate beside it.
+func TestBinaries(t *testing.T) {
+	dir := t.TempDir()
+	cli, shell := filepath.Join(dir, CLIName), filepath.Join(dir, ShellName)
+	require.NoError(t, os.WriteFile(shell, []byte("x"), 0o755))
+
+	assert.Equal(t, []string{shell}, binariesOf(shell), "no CLI beside it yet")
+	_, err := cliOf(shell)
+	assert.ErrorContains(t, err, "run install.sh again")
+
+	require.NoError(t, os.WriteFile(cli, []byte("y"), 0o755))
+	assert.Equal(t, []string{shell, cli}, binariesOf(shell))
+	assert.Equal(t, []string{cli, shell}, binariesOf(cli))
+	got, err := cliOf(shell)
+	require.NoError(t, err)
+	assert.Equal(t, cli, got)
+	got, err = cliOf(cli)
+	require.NoError(t, err)
+	assert.Equal(t, cli, got)
+
+	other := filepath.Join(dir, "bash")
+	assert.Equal(t, []string{other, cli}, binariesOf(other), "a binary under another name still knows the CLI beside it")
+}
+
+// TestIsRunningBinary: the running executable is itself, through a link
+// too; another file is not.
+func TestIsRunningBinary(t *testing.T) {
+	exe, err := Executable()
+	require.NoError(t, err)
+	assert.True(t, Is(exe))
+	link := filepath.Join(t.TempDir(), "bash")
+	require.NoError(t, os.Symlink(exe, link))
+	assert.True(t, Is(link))
+	other := filepath.Join(t.TempDir(), "x")
+	require.NoError(t, os.WriteFile(other, nil, 0o755))
+	assert.False(t, Is(other))
+	assert.False(t, Is(filepath.Join(t.TempDir(), "missing")))
+}
