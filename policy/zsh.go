@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -122,6 +124,10 @@ var zshSpecialParams = map[string]bool{
 	"precmd_functions": true, "preexec_functions": true, "chpwd_functions": true,
 	"periodic_functions": true, "zshexit_functions": true, "zshaddhistory_functions": true,
 	"argv0": true, "ZDOTDIR": true, "NULLCMD": true, "READNULLCMD": true, "FPATH": true,
+	// The upper-case arrays tied to the ones above are the same
+	// parameters: MODULE_PATH=DIR makes the next autoloaded module
+	// ($commands loads zsh/parameter) load DIR/zsh/parameter.so.
+	"MODULE_PATH": true, "CDPATH": true, "MANPATH": true, "MAILPATH": true, "PSVAR": true,
 }
 
 // zshHookFunctions are the function names zsh calls on an event (cd, exit,
@@ -179,6 +185,15 @@ func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 		}
 		return true
 	})
+	// The walk records every variable the program assigns, however it
+	// does so: read, getopts, printf -v, a for loop, arithmetic (also in a
+	// string evaluated as arithmetic), which the syntax alone does not
+	// show.
+	for _, name := range slices.Sorted(maps.Keys(a.vars.assigned)) {
+		if zshSpecialParams[name] {
+			flag(file, "the program assigns %s, which changes what later commands mean", name)
+		}
+	}
 	if seg != nil {
 		a.push(seg)
 	}
@@ -233,6 +248,8 @@ func zshParam(p *syntax.ParamExp, f frame, flag zshFlag) {
 		flag(p, "%s is a zsh parameter expansion form", text)
 	case p.Short && p.Index != nil:
 		flag(p, "%s subscripts a parameter zsh's way", text)
+	case p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil && zshSpecialParams[p.Param.Value]:
+		flag(p, "%s may assign %s, which changes what later commands mean", text, p.Param.Value)
 	case p.Exp != nil && p.Exp.Op > syntax.RemLargePrefix:
 		flag(p, "%s uses the expansion operator %s", text, p.Exp.Op)
 	}
