@@ -367,3 +367,24 @@ func unescape(s string) string {
 	}
 	return b.String()
 }
+
+// zshPlainFlags are the single-letter zsh options whose script the
+// analysis reads as zsh's defaults would run it: -c, -s, -l, -i, -f (no rc
+// files), -e, -n, -v, -x. The zsh shim accepts the same (shim.zshFlags).
+const zshPlainFlags = "clisfenvx"
+
+// zshPlainOption reports whether t, an option word given to zsh, leaves
+// the script to be read under zsh's default options: -o NAME, +o NAME,
+// --NAME and any other letter (-y sh_word_split, -G null_glob …) turn on
+// or off a setting the analysis does not model.
+func zshPlainOption(t string) bool {
+	if strings.HasPrefix(t, "--") || t[0] == '+' && strings.ContainsRune(t, 'c') {
+		return false
+	}
+	for _, c := range t[1:] {
+		if !strings.ContainsRune(zshPlainFlags, c) {
+			return false
+		}
+	}
+	return true
+}
