@@ -787,6 +787,10 @@ func (a *analyzer) expansions(seg *Segment, w word, f frame) {
 	for _, x := range w.ariths {
 		a.arithExpr(seg, x, f)
 	}
+	for _, name := range w.assigns {
+		// unset PATH; : ${PATH:=dir} makes dir the PATH.
+		a.checkVar(seg, a.nameref(name))
+	}
 	for i, idx := range w.assocIndex {
 		a.subscript(seg, idx, a.vars.assoc[w.assocNames[i]], f)
 	}

@@ -141,6 +141,8 @@ func (a *analyzer) arithExpr(seg *Segment, x syntax.ArithmExpr, f frame) {
 			}
 			if name != "" {
 				a.assigned(a.nameref(name), true)
+				// (( PATH = 1 )) makes PATH the relative directory 1.
+				a.checkVar(seg, a.nameref(name))
 			}
 			return
 		}
@@ -151,6 +153,7 @@ func (a *analyzer) arithExpr(seg *Segment, x syntax.ArithmExpr, f frame) {
 		if x.Op == syntax.Inc || x.Op == syntax.Dec {
 			if name := arithTarget(x.X); name != "" {
 				a.assigned(a.nameref(name), true)
+				a.checkVar(seg, a.nameref(name))
 			}
 		}
 	case *syntax.ParenArithm:

@@ -614,6 +614,9 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 		if !(strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) || len(t) < 2 {
 			break
 		}
+		if shellLang(path.Base(name)) == syntax.LangZsh && !zshPlainOption(t) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("zsh: %s %s sets an option that changes how zsh reads or expands the script (glob_subst runs the code in a value's glob qualifier), which the analysis does not model", name, t), Rule: "zsh-unmodelled"})
+		}
 		if !strings.HasPrefix(t, "--") {
 			cflag = cflag || strings.ContainsRune(t[1:], 'c') && t[0] == '-'
 			sflag = sflag || strings.ContainsRune(t[1:], 's') && t[0] == '-'

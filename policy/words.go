@@ -60,6 +60,9 @@ type word struct {
 	node *syntax.Word
 	// params names the parameters the word expands.
 	params []string
+	// assigns names the parameters the word's expansion may assign
+	// (${PATH:=dir}, ${x=v}).
+	assigns []string
 }
 
 // pathKnown reports whether the word's path is known apart from $HOME.
@@ -225,6 +228,9 @@ func paramExpansions(p *syntax.ParamExp, out *word) {
 	}
 	if p.Exp != nil {
 		collectExpansions(p.Exp.Word, out)
+		if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil {
+			out.assigns = append(out.assigns, p.Param.Value)
+		}
 	}
 }
 
@@ -257,6 +263,7 @@ func collectExpansions(w *syntax.Word, out *word) {
 func (w *word) merge(inner word) {
 	w.subst = append(w.subst, inner.subst...)
 	w.params = append(w.params, inner.params...)
+	w.assigns = append(w.assigns, inner.assigns...)
 	w.ariths = append(w.ariths, inner.ariths...)
 	w.assocIndex = append(w.assocIndex, inner.assocIndex...)
 	w.assocNames = append(w.assocNames, inner.assocNames...)

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -50,62 +52,65 @@ func (d Dialect) lang() syntax.LangVariant {
 // modules, open sockets, change options or how later text is read, and
 // autoloaded functions that evaluate their arguments. The value says why.
 var zshCommands = map[string]string{
-	"-":          "is zsh's precommand modifier that runs the command as a login program",
-	"noglob":     "is zsh's precommand modifier that turns globbing off for the command",
-	"nocorrect":  "is zsh's precommand modifier that turns spelling correction off",
-	"builtin":    "runs a zsh builtin by name",
-	"command":    "runs a command by zsh's lookup rules",
-	"exec":       "replaces zsh with a command (zsh's exec takes -a, -c, -l)",
-	"eval":       "runs its arguments as zsh code",
-	"r":          "re-runs a command from zsh's history",
-	"fc":         "edits and re-runs commands from zsh's history",
-	"autoload":   "loads functions from files on $fpath",
-	"zmodload":   "loads a zsh module (zsh/system, zsh/net/tcp, zsh/files …)",
-	"ztcp":       "opens TCP connections from zsh",
-	"zsocket":    "opens Unix sockets from zsh",
-	"zsystem":    "is a zsh/system builtin",
-	"sysopen":    "opens files from zsh/system",
-	"sysread":    "reads files from zsh/system",
-	"syswrite":   "writes files from zsh/system",
-	"zselect":    "waits on file descriptors from zsh/zselect",
-	"zpty":       "runs commands on a pseudo-terminal from zsh/zpty",
-	"sched":      "schedules zsh code to run later",
-	"emulate":    "changes zsh's options and can run code under them (emulate -c)",
-	"setopt":     "changes zsh's options, and so how the rest of the command is read",
-	"unsetopt":   "changes zsh's options, and so how the rest of the command is read",
-	"alias":      "defines aliases (zsh's alias -g replaces words anywhere on later lines)",
-	"unalias":    "changes which commands later words name",
-	"functions":  "defines or changes zsh functions (functions -M, -T)",
-	"unfunction": "changes which commands later words name",
-	"source":     "runs a file as zsh code",
-	".":          "runs a file as zsh code",
-	"zle":        "runs zsh line-editor widgets",
-	"bindkey":    "binds keys to zsh line-editor widgets",
-	"zcompile":   "compiles zsh code that later loads instead of its source",
-	"zstyle":     "sets styles whose values zsh may evaluate as code",
-	"hash":       "changes the path a command name runs (hash name=path, hash -d)",
-	"unhash":     "changes which commands later words name",
-	"enable":     "enables builtins, aliases or reserved words",
-	"disable":    "disables builtins, aliases or reserved words",
-	"vared":      "edits a variable on the terminal",
-	"trap":       "sets zsh code to run on a signal or event",
-	"repeat":     "is zsh's repeat loop",
-	"foreach":    "is zsh's foreach loop",
-	"integer":    "declares zsh variables (and may tie or export them)",
-	"float":      "declares zsh variables (and may tie or export them)",
-	"private":    "declares zsh variables",
-	"pushln":     "pushes text onto zsh's buffer stack",
-	"print":      "is zsh's print (print -z and -s push text for zsh to read; -v assigns)",
-	"zargs":      "runs a command over arguments (an autoloaded zsh function)",
-	"zmv":        "evaluates its replacement as zsh code (an autoloaded function)",
-	"zcalc":      "evaluates its input as zsh arithmetic (an autoloaded function)",
-	"zed":        "edits files from zsh",
-	"limit":      "changes resource limits",
-	"unlimit":    "changes resource limits",
-	"ttyctl":     "changes the terminal's settings",
-	"compdef":    "defines completion functions",
-	"compinit":   "loads completion functions from $fpath",
-	"coproc":     "starts a zsh coprocess",
+	"-":           "is zsh's precommand modifier that runs the command as a login program",
+	"noglob":      "is zsh's precommand modifier that turns globbing off for the command",
+	"nocorrect":   "is zsh's precommand modifier that turns spelling correction off",
+	"builtin":     "runs a zsh builtin by name",
+	"command":     "runs a command by zsh's lookup rules",
+	"exec":        "replaces zsh with a command (zsh's exec takes -a, -c, -l)",
+	"eval":        "runs its arguments as zsh code",
+	"r":           "re-runs a command from zsh's history",
+	"fc":          "edits and re-runs commands from zsh's history",
+	"autoload":    "loads functions from files on $fpath",
+	"zmodload":    "loads a zsh module (zsh/system, zsh/net/tcp, zsh/files …)",
+	"ztcp":        "opens TCP connections from zsh",
+	"zsocket":     "opens Unix sockets from zsh",
+	"zsystem":     "is a zsh/system builtin",
+	"sysopen":     "opens files from zsh/system",
+	"sysread":     "reads files from zsh/system",
+	"syswrite":    "writes files from zsh/system",
+	"zselect":     "waits on file descriptors from zsh/zselect",
+	"zpty":        "runs commands on a pseudo-terminal from zsh/zpty",
+	"sched":       "schedules zsh code to run later",
+	"emulate":     "changes zsh's options and can run code under them (emulate -c)",
+	"setopt":      "changes zsh's options, and so how the rest of the command is read",
+	"unsetopt":    "changes zsh's options, and so how the rest of the command is read",
+	"alias":       "defines aliases (zsh's alias -g replaces words anywhere on later lines)",
+	"unalias":     "changes which commands later words name",
+	"functions":   "defines or changes zsh functions (functions -M, -T)",
+	"unfunction":  "changes which commands later words name",
+	"source":      "runs a file as zsh code",
+	".":           "runs a file as zsh code",
+	"zle":         "runs zsh line-editor widgets",
+	"bindkey":     "binds keys to zsh line-editor widgets",
+	"zcompile":    "compiles zsh code that later loads instead of its source",
+	"zstyle":      "sets styles whose values zsh may evaluate as code",
+	"hash":        "changes the path a command name runs (hash name=path, hash -d)",
+	"unhash":      "changes which commands later words name",
+	"enable":      "enables builtins, aliases or reserved words",
+	"disable":     "disables builtins, aliases or reserved words",
+	"vared":       "edits a variable on the terminal",
+	"trap":        "sets zsh code to run on a signal or event",
+	"repeat":      "is zsh's repeat loop",
+	"foreach":     "is zsh's foreach loop",
+	"integer":     "declares zsh variables (and may tie or export them)",
+	"float":       "declares zsh variables (and may tie or export them)",
+	"private":     "declares zsh variables",
+	"pushln":      "pushes text onto zsh's buffer stack",
+	"print":       "is zsh's print (print -z and -s push text for zsh to read; -v assigns)",
+	"zargs":       "runs a command over arguments (an autoloaded zsh function)",
+	"zmv":         "evaluates its replacement as zsh code (an autoloaded function)",
+	"zcalc":       "evaluates its input as zsh arithmetic (an autoloaded function)",
+	"zed":         "edits files from zsh",
+	"limit":       "changes resource limits",
+	"unlimit":     "changes resource limits",
+	"ttyctl":      "changes the terminal's settings",
+	"compdef":     "defines completion functions",
+	"compinit":    "loads completion functions from $fpath",
+	"coproc":      "starts a zsh coprocess",
+	"zformat":     "assigns the variables it names (zformat -f VAR, -a ARRAY)",
+	"zparseopts":  "assigns the variables it names (zparseopts -A ASSOC, SPEC=ARRAY)",
+	"zregexparse": "assigns the variables it names",
 }
 
 // zshSpecialParams are zsh's lower-case parameters that change what later
@@ -122,6 +127,10 @@ var zshSpecialParams = map[string]bool{
 	"precmd_functions": true, "preexec_functions": true, "chpwd_functions": true,
 	"periodic_functions": true, "zshexit_functions": true, "zshaddhistory_functions": true,
 	"argv0": true, "ZDOTDIR": true, "NULLCMD": true, "READNULLCMD": true, "FPATH": true,
+	// The upper-case arrays tied to the ones above are the same
+	// parameters: MODULE_PATH=DIR makes the next autoloaded module
+	// ($commands loads zsh/parameter) load DIR/zsh/parameter.so.
+	"MODULE_PATH": true, "CDPATH": true, "MANPATH": true, "MAILPATH": true, "PSVAR": true,
 }
 
 // zshHookFunctions are the function names zsh calls on an event (cd, exit,
@@ -179,6 +188,15 @@ func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 		}
 		return true
 	})
+	// The walk records every variable the program assigns, however it
+	// does so: read, getopts, printf -v, a for loop, arithmetic (also in a
+	// string evaluated as arithmetic), which the syntax alone does not
+	// show.
+	for _, name := range slices.Sorted(maps.Keys(a.vars.assigned)) {
+		if zshSpecialParams[name] {
+			flag(file, "the program assigns %s, which changes what later commands mean", name)
+		}
+	}
 	if seg != nil {
 		a.push(seg)
 	}
@@ -233,6 +251,8 @@ func zshParam(p *syntax.ParamExp, f frame, flag zshFlag) {
 		flag(p, "%s is a zsh parameter expansion form", text)
 	case p.Short && p.Index != nil:
 		flag(p, "%s subscripts a parameter zsh's way", text)
+	case p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil && zshSpecialParams[p.Param.Value]:
+		flag(p, "%s may assign %s, which changes what later commands mean", text, p.Param.Value)
 	case p.Exp != nil && p.Exp.Op > syntax.RemLargePrefix:
 		flag(p, "%s uses the expansion operator %s", text, p.Exp.Op)
 	}
@@ -263,6 +283,9 @@ func zshCall(c *syntax.CallExpr, flag zshFlag) {
 		}
 		if name == "cd" || name == "pushd" || name == "chdir" {
 			zshCd(c, name, flag)
+		}
+		if name == "set" {
+			zshSet(c, flag)
 		}
 	}
 	for _, w := range c.Args[1:] {
@@ -349,4 +372,73 @@ func unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// zshPlainFlags are the single-letter zsh options whose script the
+// analysis reads as zsh's defaults would run it: -c, -s, -l, -i, -f (no rc
+// files), -e, -n, -v, -x. The zsh shim accepts the same (shim.zshFlags).
+const zshPlainFlags = "clisfenvx"
+
+// zshPlainOption reports whether t, an option word given to zsh, leaves
+// the script to be read under zsh's default options: -o NAME, +o NAME,
+// --NAME and any other letter (-y sh_word_split, -G null_glob …) turn on
+// or off a setting the analysis does not model.
+func zshPlainOption(t string) bool {
+	if strings.HasPrefix(t, "--") || t[0] == '+' && strings.ContainsRune(t, 'c') {
+		return false
+	}
+	for _, c := range t[1:] {
+		if !strings.ContainsRune(zshPlainFlags, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// zshSetOptions are the options a zsh `set` may change without changing
+// anything the analysis models, by zsh's normalised name (lower case, no
+// underscores, no "no" prefix).
+var zshSetOptions = map[string]bool{"errexit": true, "unset": true, "xtrace": true, "verbose": true, "pipefail": true}
+
+// zshSet flags a zsh `set` that assigns an array (set -A NAME, +A) or
+// changes an option other than zshSetOptions: zsh's set takes its own
+// single letters (-G null_glob, -y sh_word_split) and option names in any
+// case, with underscores and a "no" prefix (set +o noglobsubst turns
+// glob_subst on), which the bash analysis does not read.
+func zshSet(c *syntax.CallExpr, flag zshFlag) {
+	args := c.Args[1:]
+	for i := 0; i < len(args); i++ {
+		opt, ok := unquotedLiteral(args[i])
+		if !ok {
+			flag(c, "set is given a word known only at run time")
+			return
+		}
+		if opt == "-" || opt == "--" || len(opt) < 2 || opt[0] != '-' && opt[0] != '+' {
+			return // the positional parameters follow
+		}
+		for _, l := range opt[1:] {
+			switch {
+			case l == 'o':
+				i++
+				if i >= len(args) {
+					return // set -o lists the options
+				}
+				name, ok := unquotedLiteral(args[i])
+				if !ok || !zshSetOptions[zshOptionName(name)] {
+					flag(c, "set %s %s changes a zsh option, and so how later text is read or expanded", opt, nodeText("", args[i]))
+				}
+			case l == 'A':
+				flag(c, "set %s assigns an array named on the command line", opt)
+			case !strings.ContainsRune("euxv", l):
+				flag(c, "set %s changes a zsh option, and so how later text is read or expanded", opt)
+			}
+		}
+	}
+}
+
+// zshOptionName is a zsh option name as zsh compares them: lower case,
+// without underscores and without a leading "no" (which negates it).
+func zshOptionName(name string) string {
+	n := strings.ToLower(strings.ReplaceAll(name, "_", ""))
+	return strings.TrimPrefix(n, "no")
 }

@@ -235,3 +235,33 @@ func BenchmarkAnalyzeZsh(b *testing.B) {
 		}
 	}
 }
+
+// TestZshWildcardCoversNoEffect: a zsh builtin that assigns a variable
+// named on its command line, or sets a zsh option, changes what later
+// commands mean; a wildcard allowlist pattern for the builtin covers its
+// words, never that effect. Each command ran code or another program than
+// the one it names in real zsh (set +o noglobsubst runs a value's e glob
+// qualifier; set -A PATH changes which git runs).
+func TestZshWildcardCoversNoEffect(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	for _, tc := range []struct{ pattern, command string }{
+		{"set **", `set +o noglobsubst; x="*(e:touch pwned:)"; echo $x`},
+		{"set **", `set +o NO_GLOB_SUBST; x="*(e:touch pwned:)"; echo $x`},
+		{"set **", "set -A PATH /tmp/evil; git status"},
+		{"set **", "set -sA PATH /tmp/evil; git status"},
+		{"set **", "set -G; ls"},
+		{"zformat **", "zformat -f PATH /tmp/evil; git status"},
+		{"zparseopts **", "zparseopts -A opts x:=PATH -- -x /tmp/evil; git status"},
+		{"zregexparse **", "zregexparse PATH x /tmp/evil; git status"},
+	} {
+		res := e.Evaluate(Request{
+			Command: tc.command, Cwd: testWorkspace, Home: testHome, Policy: pol, Dialect: DialectZsh,
+			Allow: pattern.NewMatcher(entries(tc.pattern), fakePath),
+		})
+		assert.Equal(t, AskHuman, res.Decision, "%s under %q\n\t%s", tc.command, tc.pattern, explain(res))
+	}
+	// What a person plainly allows stays allowed.
+	res := e.Evaluate(Request{Command: "set -e; set -o pipefail; git status", Cwd: testWorkspace, Home: testHome, Policy: pol, Dialect: DialectZsh})
+	assert.Equal(t, Allow, res.Decision, explain(res))
+}
