@@ -213,16 +213,16 @@ func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {
 // Any other runner of a -c script (sh, dash, su's login shell, flock's
 // $SHELL) is read as POSIX sh: where bash and sh read a text differently
 // ($'…' quoting above all), the POSIX reading shows what dash would run.
-var shellLangs = map[string]syntax.LangVariant{
-	"bash": syntax.LangBash,
-	"zsh":  syntax.LangZsh,
-	"ksh":  syntax.LangMirBSDKorn,
-	"mksh": syntax.LangMirBSDKorn,
+var shellLangs = table[syntax.LangVariant]{
+	{"bash", syntax.LangBash},
+	{"ksh", syntax.LangMirBSDKorn},
+	{"mksh", syntax.LangMirBSDKorn},
+	{"zsh", syntax.LangZsh},
 }
 
 // shellLang is the language a -c script given to program is read in.
 func shellLang(program string) syntax.LangVariant {
-	if l, ok := shellLangs[program]; ok {
+	if l, ok := shellLangs.lookup(program); ok {
 		return l
 	}
 	return syntax.LangPOSIX
@@ -752,7 +752,7 @@ func (a *analyzer) numericValue(seg *Segment, w *syntax.Word) bool {
 		if p.Param == nil || p.Excl || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil {
 			return false
 		}
-		if p.Length || numericParams[p.Param.Value] {
+		if p.Length || numericParams.has(p.Param.Value) {
 			return true
 		}
 		name := a.nameref(p.Param.Value)
@@ -1021,23 +1021,33 @@ func programName(argv0 string) string {
 // programVars name a program that git, man and others run with a file or
 // their output (through sh -c, with arguments appended): the editor and
 // the pager.
-var programVars = map[string]bool{
-	"EDITOR": true, "VISUAL": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
-	"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true,
+var programVars = nameSet{
+	"EDITOR",
+	"GIT_EDITOR",
+	"GIT_PAGER",
+	"GIT_SEQUENCE_EDITOR",
+	"MANPAGER",
+	"PAGER",
+	"SYSTEMD_PAGER",
+	"VISUAL",
 }
 
 // inertPrograms do nothing with the file they are given as an editor (true,
 // :) or only copy their input as a pager (cat). Anything else, a path or a
 // word with arguments, runs something.
-var inertPrograms = map[string]bool{"true": true, ":": true, "cat": true}
+var inertPrograms = nameSet{
+	":",
+	"cat",
+	"true",
+}
 
 // inertProgramValue reports whether as sets an editor or pager variable to
 // an inert program, a literal single word: git runs GIT_EDITOR=true as
 // `true FILE`, which does nothing (git-var(1)).
 func inertProgramValue(name string, as *syntax.Assign) bool {
-	if !programVars[name] || as.Value == nil || as.Append || as.Index != nil || as.Array != nil {
+	if !programVars.has(name) || as.Value == nil || as.Append || as.Index != nil || as.Array != nil {
 		return false
 	}
 	v := evalWord(as.Value)
-	return v.known && len(v.subst) == 0 && inertPrograms[v.text]
+	return v.known && len(v.subst) == 0 && inertPrograms.has(v.text)
 }

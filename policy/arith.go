@@ -20,10 +20,21 @@ import (
 // the commands in its subscripts are judged like any other.
 
 // numericParams are parameters whose value is always a number.
-var numericParams = map[string]bool{
-	"#": true, "?": true, "$": true, "!": true, "RANDOM": true, "SRANDOM": true,
-	"SECONDS": true, "LINENO": true, "BASHPID": true, "PPID": true, "UID": true,
-	"EUID": true, "EPOCHSECONDS": true, "OPTIND": true,
+var numericParams = nameSet{
+	"!",
+	"#",
+	"$",
+	"?",
+	"BASHPID",
+	"EPOCHSECONDS",
+	"EUID",
+	"LINENO",
+	"OPTIND",
+	"PPID",
+	"RANDOM",
+	"SECONDS",
+	"SRANDOM",
+	"UID",
 }
 
 // arithNumber matches an integer constant in any base bash accepts.
@@ -241,7 +252,7 @@ func (a *analyzer) arithParam(seg *Segment, p *syntax.ParamExp, f frame) {
 
 // arithVar checks a variable read in arithmetic.
 func (a *analyzer) arithVar(seg *Segment, name string) {
-	if numericParams[name] {
+	if numericParams.has(name) {
 		return
 	}
 	name = a.nameref(name)

@@ -160,7 +160,14 @@ func (a *analyzer) arithWord(seg *Segment, w word, f frame) {
 }
 
 // testArithOps are the test operators that compare integers.
-var testArithOps = map[string]bool{"-eq": true, "-ne": true, "-lt": true, "-le": true, "-gt": true, "-ge": true}
+var testArithOps = nameSet{
+	"-eq",
+	"-ge",
+	"-gt",
+	"-le",
+	"-lt",
+	"-ne",
+}
 
 // testWords checks test/[ operands: arithmetic comparisons evaluate both
 // sides, and -v and -R take a variable name.
@@ -173,7 +180,7 @@ func (a *analyzer) testWords(seg *Segment, args []word, f frame) {
 			continue
 		}
 		switch {
-		case testArithOps[w.text]:
+		case testArithOps.has(w.text):
 			if i > 0 {
 				a.arithWord(seg, args[i-1], f)
 			}

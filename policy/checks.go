@@ -204,7 +204,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			if len(t) < 2 || t[len(t)-1] != 'o' || strings.HasPrefix(t, "--") {
 				continue
 			}
-			if val, found := optionSpecValue(v.words, i, t[:1]+"o"); !found || !val.known || !harmlessSetOption[val.text] {
+			if val, found := optionSpecValue(v.words, i, t[:1]+"o"); !found || !val.known || !harmlessSetOption.has(val.text) {
 				unsafe(fmt.Sprintf("set %s %s changes how later commands are read", t, val.text), "set-option")
 			}
 		}
@@ -310,19 +310,28 @@ func optionSpecValue(words []word, i int, spec string) (word, bool) {
 // to only show what they would do (kubectl --dry-run=client, aws s3
 // --dryrun, terraform state mv -dry-run). A program not listed here may
 // ignore or misread such a word, so it earns nothing elsewhere.
-var dryRunOptions = map[string][]string{
-	"kubectl": {"--dry-run", "--dry-run=client", "--dry-run=server"}, "oc": {"--dry-run", "--dry-run=client", "--dry-run=server"},
-	"k":   {"--dry-run", "--dry-run=client", "--dry-run=server"},
-	"aws": {"--dryrun", "--dry-run"}, "terraform": {"-dry-run"}, "tofu": {"-dry-run"},
-	"helm": {"--dry-run", "--dry-run=client", "--dry-run=server"}, "git": {"-n", "--dry-run"},
-	"rsync": {"-n", "--dry-run"}, "npm": {"--dry-run"}, "pnpm": {"--dry-run"}, "yarn": {"--dry-run"},
-	"docker": {"--dry-run"}, "docker-compose": {"--dry-run"}, "pulumi": {"--preview-only"},
+var dryRunOptions = table[[]string]{
+	{"aws", []string{"--dryrun", "--dry-run"}},
+	{"docker", []string{"--dry-run"}},
+	{"docker-compose", []string{"--dry-run"}},
+	{"git", []string{"-n", "--dry-run"}},
+	{"helm", []string{"--dry-run", "--dry-run=client", "--dry-run=server"}},
+	{"k", []string{"--dry-run", "--dry-run=client", "--dry-run=server"}},
+	{"kubectl", []string{"--dry-run", "--dry-run=client", "--dry-run=server"}},
+	{"npm", []string{"--dry-run"}},
+	{"oc", []string{"--dry-run", "--dry-run=client", "--dry-run=server"}},
+	{"pnpm", []string{"--dry-run"}},
+	{"pulumi", []string{"--preview-only"}},
+	{"rsync", []string{"-n", "--dry-run"}},
+	{"terraform", []string{"-dry-run"}},
+	{"tofu", []string{"-dry-run"}},
+	{"yarn", []string{"--dry-run"}},
 }
 
 // dryRun reports whether the command carries one of its program's
 // documented dry-run options, before any "--".
 func dryRun(name string, words []word) bool {
-	opts := dryRunOptions[name]
+	opts := dryRunOptions.get(name)
 	if opts == nil {
 		return false
 	}
@@ -394,14 +403,19 @@ func (a *analyzer) onlyTargetUnknown(seg *Segment, ru *rule, name string, words 
 
 // tempDirVars name the system's temporary directory; a program that never
 // sets one may lean on the environment's value.
-var tempDirVars = map[string]bool{"TMPDIR": true, "TMP": true, "TEMP": true, "RUNNER_TEMP": true}
+var tempDirVars = nameSet{
+	"RUNNER_TEMP",
+	"TEMP",
+	"TMP",
+	"TMPDIR",
+}
 
 // belowTempDir reports whether w is a named entry below a temporary
 // directory variable that the program itself does not set: "$TMPDIR/build"
 // asks, but TMPDIR=/Users rm -rf $TMPDIR/x, or "$TMPDIR/" alone, stays as
 // bad as the worst place it could point.
 func (a *analyzer) belowTempDir(w word) bool {
-	if len(w.params) == 0 || !tempDirVars[w.params[0]] || a.vars.poisonAll || a.vars.poisoned[w.params[0]] {
+	if len(w.params) == 0 || !tempDirVars.has(w.params[0]) || a.vars.poisonAll || a.vars.poisoned[w.params[0]] {
 		return false
 	}
 	rest := strings.Trim(strings.TrimPrefix(w.text, unknownShape), "/")
@@ -674,11 +688,11 @@ func (a *analyzer) inSet(set string, w word) bool {
 	case "credential-source":
 		return a.credentialSource(w)
 	case "stdin":
-		return w.known && stdinNames[w.text]
+		return w.known && stdinNames.has(w.text)
 	case "kube-secret-type":
 		return namesSecretType(w.text)
 	case "kube-data-output":
-		return w.known && !kubeNameOutputs[strings.ToLower(strings.TrimPrefix(w.text, "="))]
+		return w.known && !kubeNameOutputs.has(strings.ToLower(strings.TrimPrefix(w.text, "=")))
 	case "protected":
 		if !w.pathKnown() {
 			return false
@@ -1024,7 +1038,7 @@ func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word)
 			names = append(names, w.text) // printenv NAME
 		}
 		for _, p := range names {
-			if secretName().MatchString(p) && !numericParams[p] && !publicParams[p] {
+			if secretName().MatchString(p) && !numericParams.has(p) && !publicParams.has(p) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("prints $%s, a secret by its name, to the agent, and so off the machine", p), Rule: "prints-secret",
 					Alternative: fmt.Sprintf("test -n \"$%s\" && echo set", p)})
 				return
@@ -1334,7 +1348,11 @@ func recursiveReader(program string, args []word) bool {
 // wide, -o name). Every other format — yaml, json, jsonpath,
 // go-template, custom-columns and any added later — can print a
 // Secret's values.
-var kubeNameOutputs = map[string]bool{"": true, "wide": true, "name": true}
+var kubeNameOutputs = nameSet{
+	"",
+	"name",
+	"wide",
+}
 
 // namesSecretType reports whether a kubectl resource operand names the
 // Secret type in any spelling: secret, Secrets, secrets.v1, secret/NAME,
@@ -1352,7 +1370,12 @@ func namesSecretType(text string) bool {
 
 // stdinNames are the operands by which a copy program reads its standard
 // input instead of a file.
-var stdinNames = map[string]bool{"-": true, "/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true}
+var stdinNames = nameSet{
+	"-",
+	"/dev/fd/0",
+	"/dev/stdin",
+	"/proc/self/fd/0",
+}
 
 // credentialSource reports whether w, a file or directory that a program
 // sends elsewhere, is a credential file, a glob that reaches one, or a
@@ -1361,7 +1384,7 @@ var stdinNames = map[string]bool{"-": true, "/dev/stdin": true, "/dev/fd/0": tru
 // reasons: taking every such name for the home directory would refuse
 // ordinary uploads.
 func (a *analyzer) credentialSource(w word) bool {
-	if !w.pathKnown() || stdinNames[w.text] || strings.HasPrefix(w.text, "~") && !w.tilde && w.known {
+	if !w.pathKnown() || stdinNames.has(w.text) || strings.HasPrefix(w.text, "~") && !w.tilde && w.known {
 		return false
 	}
 	n := a.normPath(w.text)
@@ -1398,16 +1421,32 @@ func (a *analyzer) holdsCredentials(p string) bool {
 }
 
 // publicParams are parameters whose values are no secret.
-var publicParams = map[string]bool{
-	"HOME": true, "PWD": true, "OLDPWD": true, "USER": true, "LOGNAME": true, "HOSTNAME": true,
-	"SHELL": true, "PATH": true, "@": true, "*": true, "0": true, "-": true, "_": true,
-	"BASH_VERSION": true, "OSTYPE": true, "HOSTTYPE": true, "MACHTYPE": true, "UID": true, "EUID": true,
+var publicParams = nameSet{
+	"*",
+	"-",
+	"0",
+	"@",
+	"BASH_VERSION",
+	"EUID",
+	"HOME",
+	"HOSTNAME",
+	"HOSTTYPE",
+	"LOGNAME",
+	"MACHTYPE",
+	"OLDPWD",
+	"OSTYPE",
+	"PATH",
+	"PWD",
+	"SHELL",
+	"UID",
+	"USER",
+	"_",
 }
 
 // environmentValue reports whether the parameter p comes from the
 // environment (the program never assigned it) and may hold a secret.
 func (a *analyzer) environmentValue(p string) bool {
-	if numericParams[p] || publicParams[p] || harmlessVar(p) || isDigits(p) {
+	if numericParams.has(p) || publicParams.has(p) || harmlessVar(p) || isDigits(p) {
 		return false
 	}
 	return !a.vars.numeric[p] && !a.vars.poisoned[p]
@@ -1445,9 +1484,17 @@ func onlyAllows(only []string, arg string) bool {
 
 // harmlessSetOption are the set -o options that only make the shell stop
 // on errors, trace, or refuse to clobber files.
-var harmlessSetOption = map[string]bool{
-	"errexit": true, "nounset": true, "pipefail": true, "xtrace": true, "verbose": true,
-	"noclobber": true, "noglob": true, "errtrace": true, "functrace": true, "noexec": true,
+var harmlessSetOption = nameSet{
+	"errexit",
+	"errtrace",
+	"functrace",
+	"noclobber",
+	"noexec",
+	"noglob",
+	"nounset",
+	"pipefail",
+	"verbose",
+	"xtrace",
 }
 
 // awsUnsafe checks the words of an aws command the model calls read-only

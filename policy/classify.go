@@ -193,7 +193,7 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 		// NAME holds (BASH_FUNC_ls%%=… exports a function).
 		for ; i < len(args) && args[i].known && strings.Contains(args[i].text, "=") && !strings.HasPrefix(args[i].text, "="); i++ {
 			n, v, _ := strings.Cut(args[i].text, "=")
-			if programVars[n] && inertPrograms[v] {
+			if programVars.has(n) && inertPrograms.has(v) {
 				continue // env GIT_EDITOR=true: as the prefix assignment
 			}
 			a.checkVar(seg, n)

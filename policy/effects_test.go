@@ -30,7 +30,7 @@ func TestEveryReasonHasAnEffect(t *testing.T) {
 			if m[1] == "wrapper-" {
 				continue // wrapper-NAME: effectOf gives the wrapper's risk its effect
 			}
-			_, ok := reasonEffects[m[1]]
+			_, ok := reasonEffects.lookup(m[1])
 			assert.True(t, ok, "%s: reason rule %q has no effect in reasonEffects (effects.go)", f, m[1])
 		}
 	}

@@ -17,19 +17,50 @@ import (
 // harmlessEnv are variables that only change how programs format, log or
 // time their work, or who commits are recorded as by — never what code they
 // load, where they read configuration or where they connect.
-var harmlessEnv = map[string]bool{
-	"LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true, "COLORTERM": true,
-	"COLUMNS": true, "LINES": true, "NO_COLOR": true, "FORCE_COLOR": true,
-	"CLICOLOR": true, "CLICOLOR_FORCE": true, "CARGO_TERM_COLOR": true,
-	"CI": true, "DEBUG": true, "VERBOSE": true, "QUIET": true, "LOG_LEVEL": true,
-	"RUST_LOG": true, "RUST_BACKTRACE": true, "GOTRACEBACK": true,
-	"GOMAXPROCS": true, "GOGC": true, "GOMEMLIMIT": true, "GOOS": true, "GOARCH": true,
-	"CGO_ENABLED": true, "NODE_ENV": true, "NODE_NO_WARNINGS": true,
-	"PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true, "PYTHONIOENCODING": true,
-	"PYTHONHASHSEED": true, "SOURCE_DATE_EPOCH": true, "DEBIAN_FRONTEND": true,
-	"HUSKY": true, "GIT_TERMINAL_PROMPT": true, "OMP_NUM_THREADS": true,
-	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
-	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
+var harmlessEnv = nameSet{
+	"CARGO_TERM_COLOR",
+	"CGO_ENABLED",
+	"CI",
+	"CLICOLOR",
+	"CLICOLOR_FORCE",
+	"COLORTERM",
+	"COLUMNS",
+	"DEBIAN_FRONTEND",
+	"DEBUG",
+	"FORCE_COLOR",
+	"GIT_AUTHOR_DATE",
+	"GIT_AUTHOR_EMAIL",
+	"GIT_AUTHOR_NAME",
+	"GIT_COMMITTER_DATE",
+	"GIT_COMMITTER_EMAIL",
+	"GIT_COMMITTER_NAME",
+	"GIT_TERMINAL_PROMPT",
+	"GOARCH",
+	"GOGC",
+	"GOMAXPROCS",
+	"GOMEMLIMIT",
+	"GOOS",
+	"GOTRACEBACK",
+	"HUSKY",
+	"LANG",
+	"LANGUAGE",
+	"LINES",
+	"LOG_LEVEL",
+	"NODE_ENV",
+	"NODE_NO_WARNINGS",
+	"NO_COLOR",
+	"OMP_NUM_THREADS",
+	"PYTHONDONTWRITEBYTECODE",
+	"PYTHONHASHSEED",
+	"PYTHONIOENCODING",
+	"PYTHONUNBUFFERED",
+	"QUIET",
+	"RUST_BACKTRACE",
+	"RUST_LOG",
+	"SOURCE_DATE_EPOCH",
+	"TERM",
+	"TZ",
+	"VERBOSE",
 }
 
 // harmlessEnvPrefixes are families of harmless variables (the locale).
@@ -48,7 +79,7 @@ func isEnvName(name string) bool {
 
 // harmlessVar reports whether name is on the environment allowlist.
 func harmlessVar(name string) bool {
-	if harmlessEnv[name] {
+	if harmlessEnv.has(name) {
 		return true
 	}
 	for _, p := range harmlessEnvPrefixes {

@@ -276,13 +276,13 @@ var harnessFiles embed.FS
 // snapshotSlots are the slots of the snapshot-writer templates, with the
 // bytes each value may hold. Every template puts a byte outside the set
 // right after each slot, so a value is the longest run of such bytes.
-var snapshotSlots = map[string]func(byte) bool{
-	"{{SNAPSHOT_FILE}}": pathByte,
-	"{{RCFILE}}":        pathByte,
-	"{{CLAUDE_BIN}}":    pathByte,
-	"{{CLAUDE_EXE}}":    pathByte,
-	"{{DELIM}}":         func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' },
-	"{{PATH}}":          func(c byte) bool { return pathByte(c) || c == ':' },
+var snapshotSlots = table[func(byte) bool]{
+	{"{{CLAUDE_BIN}}", pathByte},
+	{"{{CLAUDE_EXE}}", pathByte},
+	{"{{DELIM}}", func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }},
+	{"{{PATH}}", func(c byte) bool { return pathByte(c) || c == ':' }},
+	{"{{RCFILE}}", pathByte},
+	{"{{SNAPSHOT_FILE}}", pathByte},
 }
 
 // pathByte is a byte of a path that needs no quoting anywhere in a script.
@@ -324,7 +324,7 @@ func compileTemplate(text string) (snapshotTemplate, bool) {
 	last := 0
 	for _, loc := range slotName().FindAllStringIndex(text, -1) {
 		name := text[loc[0]:loc[1]]
-		in, ok := snapshotSlots[name]
+		in, ok := snapshotSlots.lookup(name)
 		if !ok || loc[1] >= len(text) || in(text[loc[1]]) {
 			return snapshotTemplate{}, false
 		}
@@ -344,7 +344,7 @@ func (tm snapshotTemplate) match(program string) ([]string, bool) {
 	}
 	values := make([]string, len(tm.slots))
 	for i, name := range tm.slots {
-		in := snapshotSlots[name]
+		in := snapshotSlots.get(name)
 		n := 0
 		for n < len(rest) && in(rest[n]) {
 			n++

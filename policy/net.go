@@ -18,17 +18,47 @@ import (
 // knownNodes are the syntax node types the analysis handles. A test checks
 // the list against the syntax package, so that a type added by an upgrade
 // fails it until the analysis handles the type.
-var knownNodes = map[string]bool{
-	"File": true, "Comment": true, "Stmt": true, "Assign": true, "Redirect": true,
-	"CallExpr": true, "Subshell": true, "Block": true, "IfClause": true, "WhileClause": true,
-	"ForClause": true, "WordIter": true, "CStyleLoop": true, "BinaryCmd": true, "FuncDecl": true,
-	"Word": true, "Lit": true, "SglQuoted": true, "DblQuoted": true, "CmdSubst": true,
-	"ParamExp": true, "ArithmExp": true,
-	"ArithmCmd": true, "BinaryArithm": true, "UnaryArithm": true, "ParenArithm": true,
-	"CaseClause": true, "CaseItem": true, "TestClause": true, "BinaryTest": true,
-	"UnaryTest": true, "ParenTest": true, "DeclClause": true, "ArrayExpr": true,
-	"ArrayElem": true, "ExtGlob": true, "ProcSubst": true, "TimeClause": true,
-	"CoprocClause": true, "LetClause": true,
+var knownNodes = nameSet{
+	"ArithmCmd",
+	"ArithmExp",
+	"ArrayElem",
+	"ArrayExpr",
+	"Assign",
+	"BinaryArithm",
+	"BinaryCmd",
+	"BinaryTest",
+	"Block",
+	"CStyleLoop",
+	"CallExpr",
+	"CaseClause",
+	"CaseItem",
+	"CmdSubst",
+	"Comment",
+	"CoprocClause",
+	"DblQuoted",
+	"DeclClause",
+	"ExtGlob",
+	"File",
+	"ForClause",
+	"FuncDecl",
+	"IfClause",
+	"LetClause",
+	"Lit",
+	"ParamExp",
+	"ParenArithm",
+	"ParenTest",
+	"ProcSubst",
+	"Redirect",
+	"SglQuoted",
+	"Stmt",
+	"Subshell",
+	"TestClause",
+	"TimeClause",
+	"UnaryArithm",
+	"UnaryTest",
+	"WhileClause",
+	"Word",
+	"WordIter",
 }
 
 // unsupportedNodes exist in the syntax package but never in the bash, sh,
@@ -118,7 +148,7 @@ func (a *analyzer) net(file *syntax.File, f frame) {
 				arith(n.Slice.Length)
 			}
 		default:
-			if !knownNodes[nodeName(n)] {
+			if !knownNodes.has(nodeName(n)) {
 				flag(n, fmt.Sprintf("uses a shell construct (%s) this analysis does not know", nodeName(n)))
 			}
 		}

@@ -98,7 +98,7 @@ func nestingEstimate(src string, limit int) int {
 				n++
 			}
 			i-- // the loop's i++ moves to the byte after the word
-			if n <= len(buf) && prescanWords[string(buf[:n])] {
+			if n <= len(buf) && prescanWords.has(string(buf[:n])) {
 				est += prescanNest
 			}
 		}
@@ -124,9 +124,20 @@ var prescanWeight = func() (t [256]uint8) {
 
 // prescanWords are the reserved words that open or continue a compound
 // command in any of the languages parsed.
-var prescanWords = map[string]bool{
-	"if": true, "then": true, "elif": true, "else": true,
-	"while": true, "until": true, "for": true, "select": true, "do": true,
-	"case": true, "function": true, "time": true, "coproc": true,
-	"repeat": true, "foreach": true,
+var prescanWords = nameSet{
+	"case",
+	"coproc",
+	"do",
+	"elif",
+	"else",
+	"for",
+	"foreach",
+	"function",
+	"if",
+	"repeat",
+	"select",
+	"then",
+	"time",
+	"until",
+	"while",
 }

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -60,4 +62,48 @@ func TestTable(t *testing.T) {
 	assert.Equal(t, nameSet{"x", "y"}, s)
 	assert.True(t, s.has("x"))
 	assert.False(t, s.has("z"))
+}
+
+// TestStaticTablesSorted: the package's tables and name sets are written
+// as sorted literals (a lookup is a binary search), and each name appears
+// once.
+func TestStaticTablesSorted(t *testing.T) {
+	sets := map[string]nameSet{
+		"programVars": programVars, "inertPrograms": inertPrograms, "numericParams": numericParams,
+		"testArithOps": testArithOps, "tempDirVars": tempDirVars, "kubeNameOutputs": kubeNameOutputs,
+		"stdinNames": stdinNames, "publicParams": publicParams, "harmlessSetOption": harmlessSetOption,
+		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes, "prescanWords": prescanWords,
+		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
+	}
+	for name, s := range sets {
+		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
+		assert.Equal(t, len(s), len(slices.Compact(slices.Clone(s))), "%s has a name twice", name)
+	}
+	keys := map[string][]string{
+		"shellLangs": tableKeys(shellLangs), "dryRunOptions": tableKeys(dryRunOptions), "reasonEffects": tableKeys(reasonEffects),
+		"snapshotSlots": tableKeys(snapshotSlots), "fileWriters": tableKeys(fileWriters), "codeFileOptions": tableKeys(codeFileOptions),
+		"zshCommands": tableKeys(zshCommands),
+	}
+	for name, k := range keys {
+		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
+		assert.Equal(t, len(k), len(slices.Compact(slices.Clone(k))), "%s has a name twice", name)
+	}
+	// Every table and set of the package is listed above.
+	listed := len(sets) + len(keys)
+	declared := 0
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "rules_gen.go" {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(src), "\n") {
+			if strings.HasPrefix(line, "var ") && (strings.Contains(line, " = nameSet{") || strings.Contains(line, " = table[")) {
+				declared++
+			}
+		}
+	}
+	assert.Equal(t, declared, listed, "a package-level table or name set is not checked here: add it")
 }

@@ -25,29 +25,29 @@ type writerSpec struct {
 // writes are judged like redirections: outside the workspace, to a path the
 // analysis cannot resolve, or to a file that runs code later, no wildcard
 // pattern covers them.
-var fileWriters = map[string]writerSpec{
-	"cp":       {last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-S", "--suffix", "--backup", "--sparse", "--reflink"}},
-	"mv":       {last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-S", "--suffix", "--backup"}},
-	"install":  {last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"}},
-	"ln":       {last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-S", "--suffix"}},
-	"link":     {last: true},
-	"tee":      {all: true},
-	"sponge":   {all: true},
-	"touch":    {all: true, withValue: []string{"-d", "--date", "-r", "--reference", "-t"}},
-	"mkdir":    {all: true, withValue: []string{"-m", "--mode"}},
-	"truncate": {all: true, withValue: []string{"-s", "--size", "-r", "--reference"}},
-	"mkfifo":   {all: true, withValue: []string{"-m", "--mode"}},
-	"dd":       {assignOptions: []string{"of="}},
-	"sort":     {targetOptions: []string{"-o", "--output"}, withValue: []string{"-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "-T", "--temporary-directory", "--parallel", "--batch-size", "--files0-from", "--compress-program", "--random-source"}},
-	"uniq":     {last: true, withValue: []string{"-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars", "--group", "--all-repeated"}},
-	"tree":     {targetOptions: []string{"-o"}, withValue: []string{"-L", "-P", "-I", "--filelimit", "--timefmt", "--sort", "-H", "-T", "--charset"}},
-	"split":    {last: true, withValue: []string{"-a", "-b", "-C", "-l", "-n", "-t", "--additional-suffix", "--filter"}},
-	"csplit":   {targetOptions: []string{"-f", "--prefix"}},
+var fileWriters = table[writerSpec]{
+	{"cp", writerSpec{last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-S", "--suffix", "--backup", "--sparse", "--reflink"}}},
+	{"csplit", writerSpec{targetOptions: []string{"-f", "--prefix"}}},
+	{"dd", writerSpec{assignOptions: []string{"of="}}},
+	{"install", writerSpec{last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"}}},
+	{"link", writerSpec{last: true}},
+	{"ln", writerSpec{last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-S", "--suffix"}}},
+	{"mkdir", writerSpec{all: true, withValue: []string{"-m", "--mode"}}},
+	{"mkfifo", writerSpec{all: true, withValue: []string{"-m", "--mode"}}},
+	{"mv", writerSpec{last: true, targetOptions: []string{"-t", "--target-directory"}, withValue: []string{"-S", "--suffix", "--backup"}}},
+	{"sort", writerSpec{targetOptions: []string{"-o", "--output"}, withValue: []string{"-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "-T", "--temporary-directory", "--parallel", "--batch-size", "--files0-from", "--compress-program", "--random-source"}}},
+	{"split", writerSpec{last: true, withValue: []string{"-a", "-b", "-C", "-l", "-n", "-t", "--additional-suffix", "--filter"}}},
+	{"sponge", writerSpec{all: true}},
+	{"tee", writerSpec{all: true}},
+	{"touch", writerSpec{all: true, withValue: []string{"-d", "--date", "-r", "--reference", "-t"}}},
+	{"tree", writerSpec{targetOptions: []string{"-o"}, withValue: []string{"-L", "-P", "-I", "--filelimit", "--timefmt", "--sort", "-H", "-T", "--charset"}}},
+	{"truncate", writerSpec{all: true, withValue: []string{"-s", "--size", "-r", "--reference"}}},
+	{"uniq", writerSpec{last: true, withValue: []string{"-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars", "--group", "--all-repeated"}}},
 }
 
 // fileWrites judges the files a program's operands name as writes.
 func (a *analyzer) fileWrites(seg *Segment, name string, words []word) {
-	spec, ok := fileWriters[name]
+	spec, ok := fileWriters.lookup(name)
 	if !ok {
 		return
 	}
@@ -91,10 +91,10 @@ func (a *analyzer) fileWrites(seg *Segment, name string, words []word) {
 
 // codeFileOptions are options whose value is a file of code the program
 // runs (make -f), beside the script operands interpreters take.
-var codeFileOptions = map[string][]string{
-	"make":  {"-f", "--file", "--makefile", "-I", "--include-dir"},
-	"gmake": {"-f", "--file", "--makefile", "-I", "--include-dir"},
-	"sed":   {"-f", "--file"},
+var codeFileOptions = table[[]string]{
+	{"gmake", []string{"-f", "--file", "--makefile", "-I", "--include-dir"}},
+	{"make", []string{"-f", "--file", "--makefile", "-I", "--include-dir"}},
+	{"sed", []string{"-f", "--file"}},
 }
 
 // codeFiles judges the code files a program is told to run: from a pipe,
@@ -103,7 +103,7 @@ var codeFileOptions = map[string][]string{
 // workspace, the temporary directories included, a wildcard does not cover
 // it.
 func (a *analyzer) codeFiles(seg *Segment, name string, words []word) {
-	specs := codeFileOptions[name]
+	specs := codeFileOptions.get(name)
 	if len(specs) == 0 {
 		return
 	}

@@ -51,93 +51,127 @@ func (d Dialect) lang() syntax.LangVariant {
 // does not model: precommand modifiers, builtins that run code, load
 // modules, open sockets, change options or how later text is read, and
 // autoloaded functions that evaluate their arguments. The value says why.
-var zshCommands = map[string]string{
-	"-":           "is zsh's precommand modifier that runs the command as a login program",
-	"noglob":      "is zsh's precommand modifier that turns globbing off for the command",
-	"nocorrect":   "is zsh's precommand modifier that turns spelling correction off",
-	"builtin":     "runs a zsh builtin by name",
-	"command":     "runs a command by zsh's lookup rules",
-	"exec":        "replaces zsh with a command (zsh's exec takes -a, -c, -l)",
-	"eval":        "runs its arguments as zsh code",
-	"r":           "re-runs a command from zsh's history",
-	"fc":          "edits and re-runs commands from zsh's history",
-	"autoload":    "loads functions from files on $fpath",
-	"zmodload":    "loads a zsh module (zsh/system, zsh/net/tcp, zsh/files …)",
-	"ztcp":        "opens TCP connections from zsh",
-	"zsocket":     "opens Unix sockets from zsh",
-	"zsystem":     "is a zsh/system builtin",
-	"sysopen":     "opens files from zsh/system",
-	"sysread":     "reads files from zsh/system",
-	"syswrite":    "writes files from zsh/system",
-	"zselect":     "waits on file descriptors from zsh/zselect",
-	"zpty":        "runs commands on a pseudo-terminal from zsh/zpty",
-	"sched":       "schedules zsh code to run later",
-	"emulate":     "changes zsh's options and can run code under them (emulate -c)",
-	"setopt":      "changes zsh's options, and so how the rest of the command is read",
-	"unsetopt":    "changes zsh's options, and so how the rest of the command is read",
-	"alias":       "defines aliases (zsh's alias -g replaces words anywhere on later lines)",
-	"unalias":     "changes which commands later words name",
-	"functions":   "defines or changes zsh functions (functions -M, -T)",
-	"unfunction":  "changes which commands later words name",
-	"source":      "runs a file as zsh code",
-	".":           "runs a file as zsh code",
-	"zle":         "runs zsh line-editor widgets",
-	"bindkey":     "binds keys to zsh line-editor widgets",
-	"zcompile":    "compiles zsh code that later loads instead of its source",
-	"zstyle":      "sets styles whose values zsh may evaluate as code",
-	"hash":        "changes the path a command name runs (hash name=path, hash -d)",
-	"unhash":      "changes which commands later words name",
-	"enable":      "enables builtins, aliases or reserved words",
-	"disable":     "disables builtins, aliases or reserved words",
-	"vared":       "edits a variable on the terminal",
-	"trap":        "sets zsh code to run on a signal or event",
-	"repeat":      "is zsh's repeat loop",
-	"foreach":     "is zsh's foreach loop",
-	"integer":     "declares zsh variables (and may tie or export them)",
-	"float":       "declares zsh variables (and may tie or export them)",
-	"private":     "declares zsh variables",
-	"pushln":      "pushes text onto zsh's buffer stack",
-	"print":       "is zsh's print (print -z and -s push text for zsh to read; -v assigns)",
-	"zargs":       "runs a command over arguments (an autoloaded zsh function)",
-	"zmv":         "evaluates its replacement as zsh code (an autoloaded function)",
-	"zcalc":       "evaluates its input as zsh arithmetic (an autoloaded function)",
-	"zed":         "edits files from zsh",
-	"limit":       "changes resource limits",
-	"unlimit":     "changes resource limits",
-	"ttyctl":      "changes the terminal's settings",
-	"compdef":     "defines completion functions",
-	"compinit":    "loads completion functions from $fpath",
-	"coproc":      "starts a zsh coprocess",
-	"zformat":     "assigns the variables it names (zformat -f VAR, -a ARRAY)",
-	"zparseopts":  "assigns the variables it names (zparseopts -A ASSOC, SPEC=ARRAY)",
-	"zregexparse": "assigns the variables it names",
+var zshCommands = table[string]{
+	{"-", "is zsh's precommand modifier that runs the command as a login program"},
+	{".", "runs a file as zsh code"},
+	{"alias", "defines aliases (zsh's alias -g replaces words anywhere on later lines)"},
+	{"autoload", "loads functions from files on $fpath"},
+	{"bindkey", "binds keys to zsh line-editor widgets"},
+	{"builtin", "runs a zsh builtin by name"},
+	{"command", "runs a command by zsh's lookup rules"},
+	{"compdef", "defines completion functions"},
+	{"compinit", "loads completion functions from $fpath"},
+	{"coproc", "starts a zsh coprocess"},
+	{"disable", "disables builtins, aliases or reserved words"},
+	{"emulate", "changes zsh's options and can run code under them (emulate -c)"},
+	{"enable", "enables builtins, aliases or reserved words"},
+	{"eval", "runs its arguments as zsh code"},
+	{"exec", "replaces zsh with a command (zsh's exec takes -a, -c, -l)"},
+	{"fc", "edits and re-runs commands from zsh's history"},
+	{"float", "declares zsh variables (and may tie or export them)"},
+	{"foreach", "is zsh's foreach loop"},
+	{"functions", "defines or changes zsh functions (functions -M, -T)"},
+	{"hash", "changes the path a command name runs (hash name=path, hash -d)"},
+	{"integer", "declares zsh variables (and may tie or export them)"},
+	{"limit", "changes resource limits"},
+	{"nocorrect", "is zsh's precommand modifier that turns spelling correction off"},
+	{"noglob", "is zsh's precommand modifier that turns globbing off for the command"},
+	{"print", "is zsh's print (print -z and -s push text for zsh to read; -v assigns)"},
+	{"private", "declares zsh variables"},
+	{"pushln", "pushes text onto zsh's buffer stack"},
+	{"r", "re-runs a command from zsh's history"},
+	{"repeat", "is zsh's repeat loop"},
+	{"sched", "schedules zsh code to run later"},
+	{"setopt", "changes zsh's options, and so how the rest of the command is read"},
+	{"source", "runs a file as zsh code"},
+	{"sysopen", "opens files from zsh/system"},
+	{"sysread", "reads files from zsh/system"},
+	{"syswrite", "writes files from zsh/system"},
+	{"trap", "sets zsh code to run on a signal or event"},
+	{"ttyctl", "changes the terminal's settings"},
+	{"unalias", "changes which commands later words name"},
+	{"unfunction", "changes which commands later words name"},
+	{"unhash", "changes which commands later words name"},
+	{"unlimit", "changes resource limits"},
+	{"unsetopt", "changes zsh's options, and so how the rest of the command is read"},
+	{"vared", "edits a variable on the terminal"},
+	{"zargs", "runs a command over arguments (an autoloaded zsh function)"},
+	{"zcalc", "evaluates its input as zsh arithmetic (an autoloaded function)"},
+	{"zcompile", "compiles zsh code that later loads instead of its source"},
+	{"zed", "edits files from zsh"},
+	{"zformat", "assigns the variables it names (zformat -f VAR, -a ARRAY)"},
+	{"zle", "runs zsh line-editor widgets"},
+	{"zmodload", "loads a zsh module (zsh/system, zsh/net/tcp, zsh/files …)"},
+	{"zmv", "evaluates its replacement as zsh code (an autoloaded function)"},
+	{"zparseopts", "assigns the variables it names (zparseopts -A ASSOC, SPEC=ARRAY)"},
+	{"zpty", "runs commands on a pseudo-terminal from zsh/zpty"},
+	{"zregexparse", "assigns the variables it names"},
+	{"zselect", "waits on file descriptors from zsh/zselect"},
+	{"zsocket", "opens Unix sockets from zsh"},
+	{"zstyle", "sets styles whose values zsh may evaluate as code"},
+	{"zsystem", "is a zsh/system builtin"},
+	{"ztcp", "opens TCP connections from zsh"},
 }
 
 // zshSpecialParams are zsh's lower-case parameters that change what later
 // words mean, which the bash analysis takes for plain shell variables:
 // path is $PATH as an array (path=(/tmp/evil $path) changes which git
 // runs), commands is zsh's command hash table, options its option table.
-var zshSpecialParams = map[string]bool{
-	"path": true, "fpath": true, "cdpath": true, "manpath": true, "module_path": true,
-	"mailpath": true, "psvar": true, "commands": true, "options": true, "aliases": true,
-	"galiases": true, "saliases": true, "functions": true, "builtins": true,
-	"nameddirs": true, "parameters": true, "reswords": true, "dis_aliases": true,
-	"dis_builtins": true, "dis_functions": true, "dis_galiases": true, "dis_reswords": true,
-	"dis_saliases": true, "userdirs": true, "histchars": true, "widgets": true,
-	"precmd_functions": true, "preexec_functions": true, "chpwd_functions": true,
-	"periodic_functions": true, "zshexit_functions": true, "zshaddhistory_functions": true,
-	"argv0": true, "ZDOTDIR": true, "NULLCMD": true, "READNULLCMD": true, "FPATH": true,
-	// The upper-case arrays tied to the ones above are the same
-	// parameters: MODULE_PATH=DIR makes the next autoloaded module
-	// ($commands loads zsh/parameter) load DIR/zsh/parameter.so.
-	"MODULE_PATH": true, "CDPATH": true, "MANPATH": true, "MAILPATH": true, "PSVAR": true,
+var zshSpecialParams = nameSet{
+	"CDPATH",
+	"FPATH",
+	"MAILPATH",
+	"MANPATH",
+	"MODULE_PATH",
+	"NULLCMD",
+	"PSVAR",
+	"READNULLCMD",
+	"ZDOTDIR",
+	"aliases",
+	"argv0",
+	"builtins",
+	"cdpath",
+	"chpwd_functions",
+	"commands",
+	"dis_aliases",
+	"dis_builtins",
+	"dis_functions",
+	"dis_galiases",
+	"dis_reswords",
+	"dis_saliases",
+	"fpath",
+	"functions",
+	"galiases",
+	"histchars",
+	"mailpath",
+	"manpath",
+	"module_path",
+	"nameddirs",
+	"options",
+	"parameters",
+	"path",
+	"periodic_functions",
+	"precmd_functions",
+	"preexec_functions",
+	"psvar",
+	"reswords",
+	"saliases",
+	"userdirs",
+	"widgets",
+	"zshaddhistory_functions",
+	"zshexit_functions",
 }
 
 // zshHookFunctions are the function names zsh calls on an event (cd, exit,
 // a signal, a command not found) rather than by name in the command.
-var zshHookFunctions = map[string]bool{
-	"chpwd": true, "precmd": true, "preexec": true, "periodic": true, "zshexit": true,
-	"zshaddhistory": true, "command_not_found_handler": true,
+var zshHookFunctions = nameSet{
+	"chpwd",
+	"command_not_found_handler",
+	"periodic",
+	"precmd",
+	"preexec",
+	"zshaddhistory",
+	"zshexit",
 }
 
 // zshUnmodelled looks at every node of a zsh program once more and makes
@@ -178,11 +212,11 @@ func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 		case *syntax.DeclClause:
 			zshDecl(n, f, flag)
 		case *syntax.Assign:
-			if n.Name != nil && zshSpecialParams[n.Name.Value] {
+			if n.Name != nil && zshSpecialParams.has(n.Name.Value) {
 				flag(n, "assigning %s changes what later commands mean", n.Name.Value)
 			}
 		case *syntax.ForClause:
-			if it, ok := n.Loop.(*syntax.WordIter); ok && zshSpecialParams[it.Name.Value] {
+			if it, ok := n.Loop.(*syntax.WordIter); ok && zshSpecialParams.has(it.Name.Value) {
 				flag(n, "the loop assigns %s, which changes what later commands mean", it.Name.Value)
 			}
 		}
@@ -193,7 +227,7 @@ func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 	// string evaluated as arithmetic), which the syntax alone does not
 	// show.
 	for _, name := range slices.Sorted(maps.Keys(a.vars.assigned)) {
-		if zshSpecialParams[name] {
+		if zshSpecialParams.has(name) {
 			flag(file, "the program assigns %s, which changes what later commands mean", name)
 		}
 	}
@@ -251,7 +285,7 @@ func zshParam(p *syntax.ParamExp, f frame, flag zshFlag) {
 		flag(p, "%s is a zsh parameter expansion form", text)
 	case p.Short && p.Index != nil:
 		flag(p, "%s subscripts a parameter zsh's way", text)
-	case p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil && zshSpecialParams[p.Param.Value]:
+	case p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil && zshSpecialParams.has(p.Param.Value):
 		flag(p, "%s may assign %s, which changes what later commands mean", text, p.Param.Value)
 	case p.Exp != nil && p.Exp.Op > syntax.RemLargePrefix:
 		flag(p, "%s uses the expansion operator %s", text, p.Exp.Op)
@@ -264,7 +298,7 @@ func zshFunc(fd *syntax.FuncDecl, flag zshFlag) {
 		flag(fd, "an anonymous function runs at once")
 	case len(fd.Names) > 0:
 		flag(fd, "a function is defined under several names")
-	case strings.HasPrefix(fd.Name.Value, "TRAP") || zshHookFunctions[fd.Name.Value]:
+	case strings.HasPrefix(fd.Name.Value, "TRAP") || zshHookFunctions.has(fd.Name.Value):
 		flag(fd, "zsh runs the function %s on an event, not when it is named", fd.Name.Value)
 	}
 }
@@ -278,7 +312,7 @@ func zshCall(c *syntax.CallExpr, flag zshFlag) {
 	}
 	name, ok := unquotedLiteral(c.Args[0])
 	if ok {
-		if why, found := zshCommands[name]; found {
+		if why, found := zshCommands.lookup(name); found {
 			flag(c, "%s %s", name, why)
 		}
 		if name == "cd" || name == "pushd" || name == "chdir" {
@@ -295,7 +329,7 @@ func zshCall(c *syntax.CallExpr, flag zshFlag) {
 		}
 		lit, _, _ = strings.Cut(lit, "=")
 		lit, _, _ = strings.Cut(lit, "[")
-		if zshSpecialParams[lit] {
+		if zshSpecialParams.has(lit) {
 			flag(c, "the word %s names a zsh parameter that changes what later commands mean", lit)
 		}
 	}
@@ -398,7 +432,13 @@ func zshPlainOption(t string) bool {
 // zshSetOptions are the options a zsh `set` may change without changing
 // anything the analysis models, by zsh's normalised name (lower case, no
 // underscores, no "no" prefix).
-var zshSetOptions = map[string]bool{"errexit": true, "unset": true, "xtrace": true, "verbose": true, "pipefail": true}
+var zshSetOptions = nameSet{
+	"errexit",
+	"pipefail",
+	"unset",
+	"verbose",
+	"xtrace",
+}
 
 // zshSet flags a zsh `set` that assigns an array (set -A NAME, +A) or
 // changes an option other than zshSetOptions: zsh's set takes its own
@@ -424,7 +464,7 @@ func zshSet(c *syntax.CallExpr, flag zshFlag) {
 					return // set -o lists the options
 				}
 				name, ok := unquotedLiteral(args[i])
-				if !ok || !zshSetOptions[zshOptionName(name)] {
+				if !ok || !zshSetOptions.has(zshOptionName(name)) {
 					flag(c, "set %s %s changes a zsh option, and so how later text is read or expanded", opt, nodeText("", args[i]))
 				}
 			case l == 'A':
