@@ -1187,6 +1187,14 @@ func environNote(p string) string {
 // redirects classifies a statement's redirections by target.
 func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 	for _, r := range s.Redirs {
+		if name := redirectVarName(s, r, f.src); name != "" {
+			// The shell stores the new descriptor's number in NAME:
+			// {PATH}>f makes PATH a number, and the next command is
+			// looked up in the workspace's directory of that name.
+			target := a.nameref(name)
+			a.assigned(target, true)
+			a.checkVar(seg, target)
+		}
 		var target word
 		if r.Word != nil {
 			target = evalWord(r.Word)
@@ -1220,6 +1228,33 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 		}
 	}
 }
+
+// redirectVarName is the variable a {NAME}> or {NAME[SUB]}> redirection
+// assigns, "" for none. A subscript with an expansion in it
+// ({a[$(cmd)]}>f) the parser reads as a word of the command ending where
+// the operator starts; bash still assigns it.
+func redirectVarName(s *syntax.Stmt, r *syntax.Redirect, src string) string {
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") && strings.HasSuffix(r.N.Value, "}") {
+		name, _, _ := strings.Cut(r.N.Value[1:len(r.N.Value)-1], "[")
+		return name
+	}
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || r.N != nil {
+		return ""
+	}
+	for _, w := range call.Args {
+		if w.End().Offset() != r.OpPos.Offset() {
+			continue
+		}
+		if m := redirectArrayVar().FindStringSubmatch(nodeText(src, w)); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// redirectArrayVar matches bash's {NAME[SUB]} before a redirection.
+var redirectArrayVar = lazyRegexp(`^\{([A-Za-z_][A-Za-z0-9_]*)\[.*\]\}$`)
 
 // what names the writer in a reason: a redirection operator or a program.
 func what(op string) string {

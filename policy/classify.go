@@ -255,7 +255,9 @@ func (a *analyzer) wrapperSub(spec *wrapperSpec, args []word) (int, bool) {
 
 // wrapperDirs asks about a runner wrapper told to run the project of a
 // directory outside the workspace (uv --directory /elsewhere run pytest),
-// or of one known only at run time.
+// or to take code, settings or environment from a path outside it (uv run
+// --python /elsewhere/python, --env-file /elsewhere/.env), or from one
+// known only at run time.
 func (a *analyzer) wrapperDirs(seg *Segment, name string, spec *wrapperSpec, args []word) {
 	for i := 0; i < len(args); i++ {
 		t := args[i].text
@@ -265,7 +267,7 @@ func (a *analyzer) wrapperDirs(seg *Segment, name string, spec *wrapperSpec, arg
 		opt := matchingSpec(spec.DirOptions, t)
 		dir, ok := optionArgument(args, &i, opt)
 		if !ok || !dir.known || !a.insideWorkspace(dir.text) {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s %s runs a project outside the workspace", name, opt, dir.text), Rule: "outside-workspace-project"})
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s %s runs a project, or takes code or settings, from outside the workspace", name, opt, dir.text), Rule: "outside-workspace-project"})
 		}
 	}
 }

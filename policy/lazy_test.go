@@ -16,6 +16,7 @@ func TestLazyRegexps(t *testing.T) {
 		"printfConversion": printfConversion, "awkRedirect": awkRedirect, "workspacePathText": workspacePathText,
 		"firstLiteral": firstLiteral, "secretName": secretName, "inspectTemplateSafe": inspectTemplateSafe,
 		"claudeEnvHookFile": claudeEnvHookFile, "slotName": slotName, "claudeGuard": claudeGuard,
+		"redirectArrayVar": redirectArrayVar,
 	}
 	for name, re := range all {
 		if re() == nil {

@@ -136,8 +136,10 @@ type wrapperSpec struct {
 	// judgement (uv run rm -rf ~ stays as dangerous as rm -rf ~).
 	Runner bool `json:"runner"`
 	// DirOptions name the project a runner wrapper runs in (uv run
-	// --directory DIR): a project outside the workspace is not the
-	// workspace's own code.
+	// --directory DIR), or a path it takes code, settings or environment
+	// from (the interpreter of --python, an editable package, a wheel
+	// directory, an env file, a config file, a cache): one outside the
+	// workspace is not the workspace's own code.
 	DirOptions []string `json:"dirOptions"`
 	// Bare is what the wrapper does without a command: "" (nothing),
 	// "prints-env" or "shell" (an interactive shell).

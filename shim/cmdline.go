@@ -267,7 +267,9 @@ func ParseZshCommandLine(argv []string) CommandLine {
 			case 'i':
 				cl.Interactive = true
 			case 's':
-				stdin = true
+				// +s turns SHIN_STDIN off again: zsh -s +s FILE runs
+				// FILE, not what stdin holds.
+				stdin = a[0] == '-'
 			}
 		}
 	}

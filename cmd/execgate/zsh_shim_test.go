@@ -199,3 +199,25 @@ func TestZshShimClaudeCode(t *testing.T) {
 		assert.Equal(t, shim.ExitDenied, o.status, "a bash envelope is no envelope to a zsh: %.120q", program)
 	}
 }
+
+// TestZshShimPlusS: zsh's +s turns SHIN_STDIN off again, so `zsh -s +s
+// FILE` and `zsh +s FILE` run FILE as a script and leave stdin alone. The
+// shim judged the harmless stdin and the real zsh ran the file, unjudged.
+func TestZshShimPlusS(t *testing.T) {
+	zsh := realZsh(t)
+	e := newShimEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny", "autoAllowSafe": true}}`)
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "evil.zsh"), []byte("touch pwned\n"), 0o600))
+	for _, argv := range [][]string{{"zsh", "+s", "evil.zsh"}, {"zsh", "-s", "+s", "evil.zsh"}} {
+		o := runZsh(t, e, "echo hi\n", argv...)
+		assert.Equal(t, shim.ExitDenied, o.status, "%q: stdout %q stderr %q", argv, o.stdout, o.stderr)
+		assert.NoFileExists(t, filepath.Join(e.work, "pwned"), "%q", argv)
+	}
+
+	// The real zsh does run the file, not stdin.
+	control := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(control, "evil.zsh"), []byte("touch pwned\n"), 0o600))
+	cmd := exec.Command(zsh, "-f", "-s", "+s", "evil.zsh")
+	cmd.Dir, cmd.Stdin = control, strings.NewReader("echo hi\n")
+	require.NoError(t, cmd.Run())
+	assert.FileExists(t, filepath.Join(control, "pwned"), "the real zsh runs the file")
+}
