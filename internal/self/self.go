@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Names of the two binaries, as install.sh installs them.
@@ -18,8 +19,13 @@ const (
 	ShellName = "execgate-shell"
 )
 
-// Executable returns the running binary, symbolic links resolved.
-func Executable() (string, error) {
+// Executable returns the running binary, symbolic links resolved. It is
+// worked out once per process: the shim asks several times per command
+// (its shell, its own hook, the shell it runs), and resolving a path costs
+// a system call per directory on it.
+func Executable() (string, error) { return executable() }
+
+var executable = sync.OnceValues(func() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("locate own executable: %w", err)
@@ -28,7 +34,7 @@ func Executable() (string, error) {
 		exe = real
 	}
 	return exe, nil
-}
+})
 
 // Binaries returns the running binary and, when it exists beside it, its
 // sibling (execgate-shell for execgate and the other way round).
