@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,11 +52,21 @@ func readTSV(t testing.TB, path string, fn func(line int, cols []string)) {
 
 func loadCorpus(t testing.TB) []corpusCase {
 	t.Helper()
-	files, err := filepath.Glob("../testdata/corpus/*.tsv")
+	cases := loadCorpusFiles(t, "../testdata/corpus/*.tsv", "allowlist.tsv", "smuggling.tsv")
+	require.GreaterOrEqual(t, len(cases), 300)
+	return cases
+}
+
+// loadCorpusFiles reads the corpus files glob matches, but for those named
+// in skip.
+func loadCorpusFiles(t testing.TB, glob string, skip ...string) []corpusCase {
+	t.Helper()
+	files, err := filepath.Glob(glob)
 	require.NoError(t, err)
+	require.NotEmpty(t, files, glob)
 	var cases []corpusCase
 	for _, file := range files {
-		if b := filepath.Base(file); b == "allowlist.tsv" || b == "smuggling.tsv" {
+		if slices.Contains(skip, filepath.Base(file)) {
 			continue
 		}
 		readTSV(t, file, func(line int, cols []string) {
@@ -68,7 +79,6 @@ func loadCorpus(t testing.TB) []corpusCase {
 			cases = append(cases, c)
 		})
 	}
-	require.GreaterOrEqual(t, len(cases), 300)
 	return cases
 }
 

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,22 +18,7 @@ import (
 // them, in the corpus's format.
 func loadZshCorpus(t testing.TB) []corpusCase {
 	t.Helper()
-	files, err := filepath.Glob("../testdata/corpus/zsh/zsh_*.tsv")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	var cases []corpusCase
-	for _, file := range files {
-		readTSV(t, file, func(line int, cols []string) {
-			require.Len(t, cols, 4, "%s:%d", file, line)
-			c := corpusCase{file: filepath.Base(file), line: line, keyword: cols[2], note: cols[3]}
-			var err error
-			c.risk, err = ParseRisk(cols[0])
-			require.NoError(t, err, "%s:%d", file, line)
-			require.NoError(t, json.Unmarshal([]byte(cols[1]), &c.command), "%s:%d", file, line)
-			cases = append(cases, c)
-		})
-	}
-	return cases
+	return loadCorpusFiles(t, "../testdata/corpus/zsh/zsh_*.tsv")
 }
 
 func analyzeZsh(e *Engine, command string) Result {
