@@ -348,7 +348,8 @@ type rule struct {
 	Match            []string `json:"match"`
 	NotMatch         []string `json:"notMatch"`
 
-	subOnce     sync.Once
+	// subSplit is Sub with each alternative split into its words, set by
+	// loadRules and, for the built-in table, generated with it.
 	subSplit    [][]string
 	once        sync.Once
 	compileErr  error
@@ -362,16 +363,28 @@ type rule struct {
 	anySets     []string
 }
 
-// subParts returns Sub with each alternative split into its words, split
-// once: matching runs for every rule of a program on every command.
+// subParts returns Sub with each alternative split into its words.
+// Matching runs for every rule of a program on every command, so the
+// split is made ahead of time (loadRules, rules_gen.go), not on first use:
+// the built-in table is static data, and writing into it at run time
+// would make the process copy each page of the table it touched.
 func (ru *rule) subParts() [][]string {
-	ru.subOnce.Do(func() {
-		ru.subSplit = make([][]string, len(ru.Sub))
-		for i, alt := range ru.Sub {
-			ru.subSplit[i] = strings.Fields(alt)
-		}
-	})
+	if ru.subSplit == nil && len(ru.Sub) > 0 {
+		return splitSub(ru.Sub) // a rule loadRules did not see
+	}
 	return ru.subSplit
+}
+
+// splitSub splits each alternative of a rule's Sub into its words.
+func splitSub(sub []string) [][]string {
+	if len(sub) == 0 {
+		return nil
+	}
+	out := make([][]string, len(sub))
+	for i, alt := range sub {
+		out[i] = strings.Fields(alt)
+	}
+	return out
 }
 
 // codeRule recognizes a call in inline code and the shell command it
@@ -525,6 +538,9 @@ func loadRules(rf *ruleFile) (*rules, error) {
 		}
 		if ru.Effect != "" && !ru.Firm && ru.Risk != Dangerous {
 			return nil, fmt.Errorf("rules: rule %s has an effect but is neither firm nor dangerous", ru.ID)
+		}
+		if ru.subSplit == nil { // the generated table has it already
+			ru.subSplit = splitSub(ru.Sub)
 		}
 	}
 	byProgram := map[string][]*rule{}

@@ -54,7 +54,7 @@ func generateRules(rf *ruleFile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &goWriter{refs: map[*rule]string{}}
+	g := &goWriter{refs: map[*rule]string{}, ints: map[int64]int{}}
 	for i, ru := range rf.Rules {
 		g.refs[ru] = fmt.Sprintf("&builtinRuleList[%d]", i)
 	}
@@ -95,6 +95,18 @@ func generateRules(rf *ruleFile) ([]byte, error) {
 		b.WriteString("}},\n")
 	}
 	b.WriteString("},\n}\n")
+	// The integers pointers in the table point to: a pointer into a
+	// package-level array is laid out by the linker, where new(N) would
+	// be allocated, and written into the table, when the process starts.
+	b.WriteString("\n// genInts holds the integers the table points to.\n")
+	b.WriteString("var genInts = [...]int{")
+	for i, n := range g.intList {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%d", n)
+	}
+	b.WriteString("}\n")
 	return format.Source(b.Bytes())
 }
 
@@ -131,6 +143,9 @@ type goWriter struct {
 	// refs names the rules that live in a list of their own: a pointer
 	// to one is written as a reference to it.
 	refs map[*rule]string
+	// ints indexes intList, the integers pointed to.
+	ints    map[int64]int
+	intList []int64
 }
 
 // writeList writes rules as a package-level array.
@@ -158,7 +173,14 @@ func (g *goWriter) write(v reflect.Value) {
 			return
 		}
 		if v.Elem().Kind() == reflect.Int {
-			fmt.Fprintf(b, "new(%d)", v.Elem().Int())
+			n := v.Elem().Int()
+			i, ok := g.ints[n]
+			if !ok {
+				i = len(g.intList)
+				g.ints[n] = i
+				g.intList = append(g.intList, n)
+			}
+			fmt.Fprintf(b, "&genInts[%d]", i)
 			return
 		}
 		b.WriteString("&")
@@ -177,6 +199,16 @@ func (g *goWriter) write(v reflect.Value) {
 			b.WriteString(f.Name + ": ")
 			g.write(v.Field(i))
 			b.WriteString(",\n")
+		}
+		// A rule's words of Sub, split ahead of time: split at run time,
+		// they would be written into the table, and every page of it
+		// written is a page the process copies (see rule.subParts).
+		if v.Type() == reflect.TypeFor[rule]() {
+			if sub := v.FieldByName("subSplit"); sub.Len() > 0 {
+				b.WriteString("subSplit: ")
+				g.write(sub)
+				b.WriteString(",\n")
+			}
 		}
 		b.WriteString("}")
 	case reflect.Slice:
