@@ -3,7 +3,6 @@ package shim
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -849,7 +848,7 @@ func loneLiteral(res policy.Result) bool {
 
 func newID() string {
 	var b [6]byte
-	rand.Read(b[:])
+	randomBytes(b[:])
 	return hex.EncodeToString(b[:])
 }
 
