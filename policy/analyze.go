@@ -429,7 +429,7 @@ func (a *analyzer) stmtsPiped(list []*syntax.Stmt, f frame, piped bool) {
 // numericItem reports whether a for loop's item is a number, or a brace
 // range of numbers.
 func numericItem(w *syntax.Word) bool {
-	if arithNumber().MatchString(w.Lit()) {
+	if arithNumber.get().MatchString(w.Lit()) {
 		return true
 	}
 	fields, ok := braceFields(w)
@@ -437,7 +437,7 @@ func numericItem(w *syntax.Word) bool {
 		return false
 	}
 	for _, f := range fields {
-		if !arithNumber().MatchString(f) {
+		if !arithNumber.get().MatchString(f) {
 			return false
 		}
 	}
@@ -655,7 +655,7 @@ func (a *analyzer) namerefDecl(seg *Segment, text string, known bool) {
 	if a.vars.namerefs == nil {
 		a.vars.namerefs = map[string]string{}
 	}
-	if !known || !identifier().MatchString(target) {
+	if !known || !identifier.get().MatchString(target) {
 		a.vars.namerefs[name] = ""
 		a.vars.poisonAll = true
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("makes %s a reference to a variable only known at run time", name), Rule: "nameref"})
@@ -735,7 +735,7 @@ func (a *analyzer) subscript(seg *Segment, x syntax.ArithmExpr, assoc bool, f fr
 // numericValue reports whether an assigned word's value is known to be a
 // number.
 func (a *analyzer) numericValue(seg *Segment, w *syntax.Word) bool {
-	if arithNumber().MatchString(w.Lit()) {
+	if arithNumber.get().MatchString(w.Lit()) {
 		return true
 	}
 	if len(w.Parts) != 1 {

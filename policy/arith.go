@@ -38,10 +38,10 @@ var numericParams = nameSet{
 }
 
 // arithNumber matches an integer constant in any base bash accepts.
-var arithNumber = lazyRegexp(`^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+|[0-9]+#[0-9a-zA-Z@_]+)$`)
+var arithNumber = &lazyRegexp{expr: `^[+-]?(0[xX][0-9a-fA-F]+|[0-9]+|[0-9]+#[0-9a-zA-Z@_]+)$`}
 
 // identifier matches a shell variable name.
-var identifier = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identifier = &lazyRegexp{expr: `^[A-Za-z_][A-Za-z0-9_]*$`}
 
 // arithUse is a read of a variable in arithmetic that was numeric when
 // read; Analyze checks at the end that no other assignment anywhere in the
@@ -182,7 +182,7 @@ func arithTarget(x syntax.ArithmExpr) string {
 	if !ok {
 		return ""
 	}
-	if lit := w.Lit(); identifier().MatchString(lit) {
+	if lit := w.Lit(); identifier.get().MatchString(lit) {
 		return lit
 	}
 	if len(w.Parts) == 1 {
@@ -199,9 +199,9 @@ func (a *analyzer) arithOperand(seg *Segment, w *syntax.Word, f frame) {
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
 			switch {
-			case arithNumber().MatchString(p.Value):
+			case arithNumber.get().MatchString(p.Value):
 				return
-			case identifier().MatchString(p.Value):
+			case identifier.get().MatchString(p.Value):
 				a.arithVar(seg, p.Value)
 				return
 			}
@@ -243,7 +243,7 @@ func (a *analyzer) arithParam(seg *Segment, p *syntax.ParamExp, f frame) {
 		a.arithVar(seg, name)
 		return
 	case (p.Exp.Op == syntax.DefaultUnset || p.Exp.Op == syntax.DefaultUnsetOrNull) &&
-		p.Exp.Word != nil && arithNumber().MatchString(p.Exp.Word.Lit()):
+		p.Exp.Word != nil && arithNumber.get().MatchString(p.Exp.Word.Lit()):
 		a.arithVar(seg, name) // ${n:-0}
 		return
 	}
@@ -267,10 +267,10 @@ func (a *analyzer) arithVar(seg *Segment, name string) {
 // expression: it is parsed as one, so that the commands in its subscripts
 // are analyzed.
 func (a *analyzer) arithString(seg *Segment, text string, f frame) {
-	if arithNumber().MatchString(strings.TrimSpace(text)) {
+	if arithNumber.get().MatchString(strings.TrimSpace(text)) {
 		return
 	}
-	if identifier().MatchString(strings.TrimSpace(text)) {
+	if identifier.get().MatchString(strings.TrimSpace(text)) {
 		a.arithVar(seg, strings.TrimSpace(text))
 		return
 	}
@@ -319,17 +319,17 @@ func (a *analyzer) nameOperand(seg *Segment, w word, f frame, assign bool) {
 	name = strings.TrimSuffix(name, "+")
 	base, sub, hasSub := strings.Cut(name, "[")
 	if hasSub {
-		if !strings.HasSuffix(sub, "]") || !identifier().MatchString(base) {
+		if !strings.HasSuffix(sub, "]") || !identifier.get().MatchString(base) {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("takes %s as a variable name, which execgate cannot read", quoteWord(w.shown())), Rule: "dynamic-name"})
 			return
 		}
 		a.arithString(seg, strings.TrimSuffix(sub, "]"), f)
-	} else if !identifier().MatchString(base) {
+	} else if !identifier.get().MatchString(base) {
 		// bash refuses the name, and runs nothing.
 		return
 	}
 	if assign {
-		a.assigned(a.nameref(base), hasValue && arithNumber().MatchString(value) && !hasSub)
+		a.assigned(a.nameref(base), hasValue && arithNumber.get().MatchString(value) && !hasSub)
 		a.checkVar(seg, base)
 	}
 }
@@ -387,7 +387,7 @@ func (a *analyzer) declarations(file *syntax.File) {
 				name, _, _ = strings.Cut(ev.text, "=")
 				name = varName(name)
 			}
-			if !identifier().MatchString(name) {
+			if !identifier.get().MatchString(name) {
 				continue
 			}
 			if strings.Contains(flags, "i") {

@@ -149,7 +149,7 @@ func (a *analyzer) arithWord(seg *Segment, w word, f frame) {
 				if p.Length {
 					return
 				}
-				if p.Exp == nil || (p.Exp.Op == syntax.DefaultUnset || p.Exp.Op == syntax.DefaultUnsetOrNull) && p.Exp.Word != nil && arithNumber().MatchString(p.Exp.Word.Lit()) {
+				if p.Exp == nil || (p.Exp.Op == syntax.DefaultUnset || p.Exp.Op == syntax.DefaultUnsetOrNull) && p.Exp.Word != nil && arithNumber.get().MatchString(p.Exp.Word.Lit()) {
 					a.arithVar(seg, p.Param.Value)
 					return
 				}
@@ -198,7 +198,7 @@ func (a *analyzer) testWords(seg *Segment, args []word, f frame) {
 func (a *analyzer) trapSignals(seg *Segment, args []word) {
 	// The first operand is the handler (or -, -p, -l).
 	for _, w := range args[min(1, len(args)):] {
-		if w.known && (identifier().MatchString(w.text) || arithNumber().MatchString(w.text)) {
+		if w.known && (identifier.get().MatchString(w.text) || arithNumber.get().MatchString(w.text)) {
 			continue
 		}
 		seg.add(arithReason(fmt.Sprintf("trap is given the signal %s, which bash evaluates as arithmetic", quoteWord(w.shown()))))
@@ -207,7 +207,7 @@ func (a *analyzer) trapSignals(seg *Segment, args []word) {
 
 // printfConversion matches a printf conversion; group 1 holds the flags,
 // width and precision, group 2 the conversion letter.
-var printfConversion = lazyRegexp(`%([-+ #0'*0-9.]*)(\([^)]*\)T|[a-zA-Z%])`)
+var printfConversion = &lazyRegexp{expr: `%([-+ #0'*0-9.]*)(\([^)]*\)T|[a-zA-Z%])`}
 
 // printfNumbers checks the arguments printf converts as integers: bash
 // evaluates them as arithmetic.
@@ -225,7 +225,7 @@ func (a *analyzer) printfNumbers(seg *Segment, operands []word, f frame) {
 	// Each conversion takes the next argument, and a * width or
 	// precision one more; the format is reused until the arguments run out.
 	var integer []bool
-	for _, m := range printfConversion().FindAllStringSubmatch(format.text, -1) {
+	for _, m := range printfConversion.get().FindAllStringSubmatch(format.text, -1) {
 		if m[2] == "%" {
 			continue
 		}

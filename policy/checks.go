@@ -1019,7 +1019,7 @@ func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec,
 
 // secretName matches the names of variables that hold secrets by
 // convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
-var secretName = lazyRegexp(`(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`)
+var secretName = &lazyRegexp{expr: `(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`}
 
 // printsSecretVariable flags printing a variable whose name says it holds a
 // secret: echo "$AWS_SECRET_ACCESS_KEY", printf '%s' "$TOKEN", printenv
@@ -1038,7 +1038,7 @@ func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word)
 			names = append(names, w.text) // printenv NAME
 		}
 		for _, p := range names {
-			if secretName().MatchString(p) && !numericParams.has(p) && !publicParams.has(p) {
+			if secretName.get().MatchString(p) && !numericParams.has(p) && !publicParams.has(p) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("prints $%s, a secret by its name, to the agent, and so off the machine", p), Rule: "prints-secret",
 					Alternative: fmt.Sprintf("test -n \"$%s\" && echo set", p)})
 				return
@@ -1246,7 +1246,7 @@ func redirectVarName(s *syntax.Stmt, r *syntax.Redirect, src string) string {
 		if w.End().Offset() != r.OpPos.Offset() {
 			continue
 		}
-		if m := redirectArrayVar().FindStringSubmatch(nodeText(src, w)); m != nil {
+		if m := redirectArrayVar.get().FindStringSubmatch(nodeText(src, w)); m != nil {
 			return m[1]
 		}
 	}
@@ -1254,7 +1254,7 @@ func redirectVarName(s *syntax.Stmt, r *syntax.Redirect, src string) string {
 }
 
 // redirectArrayVar matches bash's {NAME[SUB]} before a redirection.
-var redirectArrayVar = lazyRegexp(`^\{([A-Za-z_][A-Za-z0-9_]*)\[.*\]\}$`)
+var redirectArrayVar = &lazyRegexp{expr: `^\{([A-Za-z_][A-Za-z0-9_]*)\[.*\]\}$`}
 
 // what names the writer in a reason: a redirection operator or a program.
 func what(op string) string {
@@ -1565,7 +1565,7 @@ func awsUnsafe(v argView) string {
 // may print without showing a container's environment: field paths only,
 // none through .Config (where Env lives), and no bare "." or "$" that
 // would print the whole object.
-var inspectTemplateSafe = lazyRegexp(`^([^{}]|\{\{\s*(json\s+)?(\.[A-Za-z][A-Za-z0-9_]*)+\s*\}\})*$`)
+var inspectTemplateSafe = &lazyRegexp{expr: `^([^{}]|\{\{\s*(json\s+)?(\.[A-Za-z][A-Za-z0-9_]*)+\s*\}\})*$`}
 
 // dockerInspectUnsafe says why docker inspect may print secrets: without a
 // --format it prints every field, a container's environment (Config.Env,
@@ -1576,7 +1576,7 @@ func dockerInspectUnsafe(v argView) string {
 		return "prints every field, the container's environment variables included, which often hold passwords (give --format '{{.State.Status}}')"
 	}
 	tmpl, ok := optionSpecValue(v.words, i, matchingSpec([]string{"-f", "--format"}, v.words[i].text))
-	if !ok || !tmpl.known || !inspectTemplateSafe().MatchString(tmpl.text) || strings.Contains(tmpl.text, ".Config") || strings.Contains(tmpl.text, ".Env") {
+	if !ok || !tmpl.known || !inspectTemplateSafe.get().MatchString(tmpl.text) || strings.Contains(tmpl.text, ".Config") || strings.Contains(tmpl.text, ".Env") {
 		return fmt.Sprintf("--format %s may print the container's environment variables, which often hold passwords", tmpl.text)
 	}
 	return ""

@@ -1231,14 +1231,14 @@ func (a *analyzer) slotVar(seg *Segment, wrapper, opt string, v word) {
 
 // workspacePathText is a plain relative path: no expansion Python, Node or
 // Ruby could perform, no glob, no quoting.
-var workspacePathText = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_.@+-]*(/[A-Za-z0-9_.@+-]+)*/?$`)
+var workspacePathText = &lazyRegexp{expr: `^[A-Za-z0-9_][A-Za-z0-9_.@+-]*(/[A-Za-z0-9_.@+-]+)*/?$`}
 
 // workspaceLiteral reports whether p, a string literal of inline code, is
 // a plain relative path below the workspace: not the workspace itself, not
 // above it (..), not absolute, not ~ (which these languages do not
 // expand, but nothing proves harmless).
 func (a *analyzer) workspaceLiteral(p string) bool {
-	if !workspacePathText().MatchString(p) {
+	if !workspacePathText.get().MatchString(p) {
 		return false
 	}
 	for _, part := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
@@ -1252,14 +1252,14 @@ func (a *analyzer) workspaceLiteral(p string) bool {
 // firstLiteralArg returns the first argument of the call in code when it
 // is a string literal ('dist' in rmSync('dist', …)), or "".
 func firstLiteralArg(code string) string {
-	m := firstLiteral().FindStringSubmatch(code)
+	m := firstLiteral.get().FindStringSubmatch(code)
 	if m == nil {
 		return ""
 	}
 	return m[1]
 }
 
-var firstLiteral = lazyRegexp("^[^(]*\\(\\s*['\"`]([^'\"`]*)['\"`]\\s*[,)]")
+var firstLiteral = &lazyRegexp{expr: "^[^(]*\\(\\s*['\"`]([^'\"`]*)['\"`]\\s*[,)]"}
 
 // testRunnerModule reports whether python -m MODULE runs the workspace's
 // tests (pytest, unittest): a workspace runner rather than a module run

@@ -128,13 +128,13 @@ func (a *analyzer) dangerousVar(name string) bool {
 // conventionalPath matches the directories people put first on PATH all
 // day: the workspace's own tool directories and the per-user install
 // directories of language toolchains.
-var conventionalPath = lazyRegexp(`^(` +
+var conventionalPath = &lazyRegexp{expr: `^(` +
 	`(\$HOME|\$\{HOME\}|~)/(\.cargo/bin|\.local/bin|go/bin|\.go/bin|bin|\.npm-global/bin|\.bun/bin|\.deno/bin|\.yarn/bin|\.volta/bin|\.poetry/bin|\.pyenv/(bin|shims)|\.rbenv/(bin|shims)|\.dotnet/tools|\.foundry/bin|\.nimble/bin)` +
 	`|(\$PWD|\$\{PWD\}|\.)(/[A-Za-z0-9._/-]*)?` +
 	`|node_modules/\.bin|\.venv/bin|venv/bin|bin` +
 	`|\$\(go env GOPATH\)/bin|\$\(go env GOBIN\)|\$\(npm (bin|prefix)( -g)?\)(/bin)?|\$\(pwd\)(/[A-Za-z0-9._/-]*)?` +
 	`|/usr/local/(go/)?bin|/opt/homebrew/bin|/usr/local/cargo/bin` +
-	`)$`)
+	`)$`}
 
 // conventionalPrepend reports whether value is DIR:$PATH with DIR a
 // conventional tool directory, and returns DIR.
@@ -146,7 +146,7 @@ func (a *analyzer) conventionalPrepend(value *syntax.Word) (string, bool) {
 	text := strings.Trim(sb.String(), `"`)
 	for _, tail := range []string{":$PATH", ":${PATH}"} {
 		if dir, ok := strings.CutSuffix(text, tail); ok && !strings.ContainsAny(dir, `:'"`) {
-			if conventionalPath().MatchString(dir) {
+			if conventionalPath.get().MatchString(dir) {
 				return dir, true
 			}
 		}

@@ -374,7 +374,7 @@ var claudeBuiltinPieces = []string{
 // claudeGuard is the piece that takes away a user's alias and function of
 // one name before the payload runs:
 // { \builtin unalias -- 'NAME'; \builtin unset -f -- 'NAME'; } >/dev/null 2>&1
-var claudeGuard = lazyRegexp(`^\{ \\builtin unalias -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \\builtin unset -f -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \} >/dev/null 2>&1$`)
+var claudeGuard = &lazyRegexp{expr: `^\{ \\builtin unalias -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \\builtin unset -f -- '([A-Za-z_][A-Za-z0-9_.-]*)'; \} >/dev/null 2>&1$`}
 
 // claudeCode recognises Claude Code's envelope.
 func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, bool) {
@@ -428,7 +428,7 @@ func (t Trust) claudePrologue(src string, s *syntax.Stmt) bool {
 		if slices.Contains(claudeBuiltinPieces, text) {
 			return true
 		}
-		if m := claudeGuard().FindStringSubmatch(text); m != nil && m[1] == m[2] {
+		if m := claudeGuard.get().FindStringSubmatch(text); m != nil && m[1] == m[2] {
 			return true
 		}
 	}
@@ -676,7 +676,7 @@ func (t Trust) claudeZshPrologue(src string, s *syntax.Stmt) bool {
 	if slices.Contains(claudeZshPieces, text) {
 		return true
 	}
-	if m := claudeGuard().FindStringSubmatch(text); m != nil && m[1] == m[2] {
+	if m := claudeGuard.get().FindStringSubmatch(text); m != nil && m[1] == m[2] {
 		return true
 	}
 	args, rs, ok := call(s)

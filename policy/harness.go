@@ -124,7 +124,7 @@ const maxEnvScript = 1 << 20
 // its session-env directory, and claudeEnvHookOrder the order it reads
 // their kinds in (then by number).
 var (
-	claudeEnvHookFile  = lazyRegexp(`^(setup|sessionstart|cwdchanged|filechanged)-hook-(\d+)\.sh$`)
+	claudeEnvHookFile  = &lazyRegexp{expr: `^(setup|sessionstart|cwdchanged|filechanged)-hook-(\d+)\.sh$`}
 	claudeEnvHookOrder = map[string]int{"setup": 0, "sessionstart": 1, "cwdchanged": 2, "filechanged": 3}
 )
 
@@ -192,7 +192,7 @@ func (t Trust) claudeEnvScript() (string, bool) {
 		}
 		var files []hookFile
 		for _, e := range entries {
-			if m := claudeEnvHookFile().FindStringSubmatch(e.Name()); m != nil {
+			if m := claudeEnvHookFile.get().FindStringSubmatch(e.Name()); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				files = append(files, hookFile{e.Name(), m[1], n})
 			}
@@ -290,7 +290,7 @@ func pathByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_./@+-", c) >= 0
 }
 
-var slotName = lazyRegexp(`\{\{[A-Z_]+\}\}`)
+var slotName = &lazyRegexp{expr: `\{\{[A-Z_]+\}\}`}
 
 // snapshotTemplate is one template: literal text and slots, alternating,
 // starting and ending with literal text (maybe empty).
@@ -322,7 +322,7 @@ var snapshotTemplates = sync.OnceValue(func() []snapshotTemplate {
 func compileTemplate(text string) (snapshotTemplate, bool) {
 	var tm snapshotTemplate
 	last := 0
-	for _, loc := range slotName().FindAllStringIndex(text, -1) {
+	for _, loc := range slotName.get().FindAllStringIndex(text, -1) {
 		name := text[loc[0]:loc[1]]
 		in, ok := snapshotSlots.lookup(name)
 		if !ok || loc[1] >= len(text) || in(text[loc[1]]) {

@@ -3,7 +3,6 @@ package policy
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -11,7 +10,7 @@ import (
 // TestLazyRegexps compiles every expression the package compiles on first
 // use: a bad one must fail here, not in the middle of judging a command.
 func TestLazyRegexps(t *testing.T) {
-	all := map[string]func() *regexp.Regexp{
+	all := map[string]*lazyRegexp{
 		"arithNumber": arithNumber, "identifier": identifier, "conventionalPath": conventionalPath,
 		"printfConversion": printfConversion, "awkRedirect": awkRedirect, "workspacePathText": workspacePathText,
 		"firstLiteral": firstLiteral, "secretName": secretName, "inspectTemplateSafe": inspectTemplateSafe,
@@ -19,7 +18,7 @@ func TestLazyRegexps(t *testing.T) {
 		"redirectArrayVar": redirectArrayVar,
 	}
 	for name, re := range all {
-		if re() == nil {
+		if re.get() == nil {
 			t.Errorf("%s: no expression", name)
 		}
 	}
@@ -38,7 +37,7 @@ func TestLazyRegexps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		uses += strings.Count(string(src), "lazyRegexp(")
+		uses += strings.Count(string(src), "&lazyRegexp{")
 	}
 	if uses != len(all) {
 		t.Errorf("%d expressions are compiled on first use, %d listed here: add the new ones", uses, len(all))

@@ -6,7 +6,7 @@ import (
 
 // awkRedirect finds output redirections in an awk program (print > file),
 // not comparisons (NR > 1).
-var awkRedirect = lazyRegexp(`\bprintf?\b[^;{}\n]*>`)
+var awkRedirect = &lazyRegexp{expr: `\bprintf?\b[^;{}\n]*>`}
 
 // sedUnsafe returns why a sed invocation is not read-only, or "". sed is
 // read-only unless it edits in place, reads its script from a file, or its
@@ -190,7 +190,7 @@ func awkProgramUnsafe(w word) string {
 		return "runs commands (system)"
 	case strings.Contains(prog, "|"):
 		return "pipes to or from a command"
-	case awkRedirect().MatchString(prog):
+	case awkRedirect.get().MatchString(prog):
 		return "may write to a file (print >)"
 	case strings.Contains(prog, "getline"):
 		return "reads input it names itself (getline)"
