@@ -31,23 +31,11 @@ type Relay struct {
 // StartRelay begins catching the relayed signals in the background and
 // returns at once; Run waits until they are caught before it starts the
 // command, so that none can slip past between the two.
-//
-// It also has the os package look up this process in the background,
-// which makes it run its one-time check of pidfd support (a fork of a
-// child that exits at once); otherwise that check delays the first command
-// Run starts.
 func StartRelay() *Relay {
 	r := &Relay{ch: make(chan os.Signal, 8), ready: make(chan struct{})}
 	go func() {
 		defer close(r.ready)
 		signal.Notify(r.ch, forwarded()...)
-	}()
-	// Apart, because the two wait on different things (the signal thread,
-	// a child); a start that comes first waits for the check to finish.
-	go func() {
-		if p, err := os.FindProcess(os.Getpid()); err == nil {
-			p.Release()
-		}
 	}()
 	return r
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
@@ -145,9 +144,7 @@ func Exec(o Options) error {
 			return fmt.Errorf("exec %s: standard stream %d is not this process's", o.Shell, i)
 		}
 	}
-	// exec.Cmd computes the environment the same way Run's child gets it
-	// (including PWD for Dir), so both paths agree.
-	env := (&exec.Cmd{Path: o.Shell, Env: o.Env, Dir: o.Dir}).Environ()
+	env := environ(&o)
 	if o.Dir != "" {
 		if err := os.Chdir(o.Dir); err != nil {
 			return fmt.Errorf("exec %s: %w", o.Shell, err)
@@ -221,12 +218,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		grace = DefaultGrace
 	}
 
-	cmd := &exec.Cmd{Path: o.Shell, Args: o.Argv, Env: o.Env, Dir: o.Dir, Stdin: o.Stdin}
 	inForeground := foreground(o.Stdin, o.Stdout, o.Stderr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	// Only a non-file Stdin needs copying; bound the wait for that copy so
-	// a background job holding the pipe cannot stall Wait.
-	cmd.WaitDelay = grace
 
 	c := newCapper([2]io.Writer{o.Stdout, o.Stderr}, o.MaxBytes, o.TailBytes, newSpill(&o, log), log)
 	// reads[i] != nil marks stream i as captured through a pipe whose write
@@ -247,7 +239,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				continue
 			}
 			if w == nil {
-				continue // exec.Cmd connects /dev/null
+				continue // the shell gets /dev/null
 			}
 		}
 		pr, pw, err := os.Pipe()
@@ -256,12 +248,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("run %s: %w", o.Shell, err)
 		}
 		reads[i], writes[i] = pr, pw
-	}
-	if writes[stdout] != nil {
-		cmd.Stdout = writes[stdout]
-	}
-	if writes[stderr] != nil {
-		cmd.Stderr = writes[stderr]
 	}
 
 	var sigs <-chan os.Signal
@@ -288,7 +274,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("run %s: %w", o.Shell, err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	ch, err := startChild(&o, writes[stdout], writes[stderr], grace)
+	if err != nil {
 		closePipes()
 		return Result{}, fmt.Errorf("start %s: %w", o.Shell, err)
 	}
@@ -305,7 +292,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 
-	shell := cmd.Process.Pid
+	shell := ch.pid()
 	procs := newCommandProcs(shell, syscall.Getpgrp(), log)
 	defer procs.release()
 	// send passes sig to the command; caught says this process caught it
@@ -320,10 +307,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			procs.signal(sig)
 		}
 	}
-	var waitErr error
+	var (
+		ws      syscall.WaitStatus
+		waitErr error
+	)
 	waited := make(chan struct{})
 	go func() {
-		waitErr = cmd.Wait()
+		ws, waitErr = ch.wait()
 		close(waited)
 	}()
 	done := ctx.Done()
@@ -355,14 +345,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	var res Result
 	c.finish(&res)
 	res.Duration = time.Since(start)
-	if cmd.ProcessState == nil {
+	if waitErr != nil {
 		// wait4 itself failed (SIGCHLD ignored, say): the status is lost,
 		// and guessing one could report success for a failed command.
 		return res, fmt.Errorf("wait for %s: %w", o.Shell, waitErr)
 	}
-	// Otherwise waitErr is an *ExitError or ErrWaitDelay, and the status is
-	// in ProcessState either way.
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		res.Signaled, res.Signal = true, ws.Signal()
 		res.ExitStatus = 128 + int(ws.Signal())

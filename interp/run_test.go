@@ -50,30 +50,51 @@ func TestRunMatchesBash(t *testing.T) {
 		cases = append(cases, c(fmt.Sprintf("exit %d", code), fmt.Sprintf("echo x; exit %d", code)))
 	}
 	for _, tt := range cases {
-		t.Run(tt.name, func(t *testing.T) {
-			var wantOut, wantErr bytes.Buffer
-			direct := &exec.Cmd{Path: sh, Args: tt.argv, Stdin: strings.NewReader(tt.stdin), Stdout: &wantOut, Stderr: &wantErr}
-			err := direct.Run()
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				require.NoError(t, err)
-			}
-
-			var gotOut, gotErr bytes.Buffer
-			res, err := Run(context.Background(), Options{
-				Shell: sh, Argv: tt.argv, Stdin: strings.NewReader(tt.stdin), Stdout: &gotOut, Stderr: &gotErr,
-				MaxBytes: 1 << 20, TailBytes: DefaultTailBytes,
+		// A reader stdin is copied by os/exec; a file (or none) is handed
+		// to a shell that spawn starts without it (spawn_linux.go).
+		for _, stdinKind := range []string{"reader", "file"} {
+			t.Run(tt.name+"/"+stdinKind, func(t *testing.T) {
+				runMatchesBash(t, sh, tt.argv, tt.stdin, stdinKind == "file")
 			})
-			require.NoError(t, err)
-			assert.Equal(t, wantOut.String(), gotOut.String(), "stdout")
-			assert.Equal(t, wantErr.String(), gotErr.String(), "stderr")
-			assert.Equal(t, status(direct.ProcessState), res.ExitStatus, "exit status")
-			assert.Equal(t, direct.ProcessState.Sys().(interface{ Signaled() bool }).Signaled(), res.Signaled)
-			assert.Equal(t, int64(wantOut.Len()+wantErr.Len()), res.Bytes)
-			assert.Zero(t, res.Omitted)
-			assert.Empty(t, res.SpillPath)
-		})
+		}
 	}
+}
+
+// runMatchesBash runs argv through bash directly and through Run, with
+// stdin given as a reader or as a file, and compares what a caller sees.
+func runMatchesBash(t *testing.T, sh string, argv []string, stdin string, stdinFile bool) {
+	in := func() io.Reader {
+		if !stdinFile {
+			return strings.NewReader(stdin)
+		}
+		path := filepath.Join(t.TempDir(), "stdin")
+		require.NoError(t, os.WriteFile(path, []byte(stdin), 0o600))
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	var wantOut, wantErr bytes.Buffer
+	direct := &exec.Cmd{Path: sh, Args: argv, Stdin: in(), Stdout: &wantOut, Stderr: &wantErr}
+	err := direct.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		require.NoError(t, err)
+	}
+
+	var gotOut, gotErr bytes.Buffer
+	res, err := Run(context.Background(), Options{
+		Shell: sh, Argv: argv, Stdin: in(), Stdout: &gotOut, Stderr: &gotErr,
+		MaxBytes: 1 << 20, TailBytes: DefaultTailBytes,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, wantOut.String(), gotOut.String(), "stdout")
+	assert.Equal(t, wantErr.String(), gotErr.String(), "stderr")
+	assert.Equal(t, status(direct.ProcessState), res.ExitStatus, "exit status")
+	assert.Equal(t, direct.ProcessState.Sys().(interface{ Signaled() bool }).Signaled(), res.Signaled)
+	assert.Equal(t, int64(wantOut.Len()+wantErr.Len()), res.Bytes)
+	assert.Zero(t, res.Omitted)
+	assert.Empty(t, res.SpillPath)
 }
 
 // TestRunStdinFile checks that an *os.File stdin reaches the shell as is.
