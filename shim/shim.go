@@ -3,11 +3,13 @@ package shim
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -847,9 +849,14 @@ func loneLiteral(res policy.Result) bool {
 }
 
 func newID() string {
-	var b [6]byte
-	randomBytes(b[:])
-	return hex.EncodeToString(b[:])
+	// The id joins the lines of one command in the audit log; it is not a
+	// secret. math/rand/v2's generator is seeded from the random bytes the
+	// kernel gives every new process (AT_RANDOM), so it costs nothing
+	// here, where getrandom(2) first sets up per-thread state and
+	// crypto/rand its generator, in a process that runs one command.
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], rand.Uint64())
+	return hex.EncodeToString(b[:6])
 }
 
 func isTerminal(f *os.File) bool {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 )
 
@@ -29,6 +30,12 @@ var executable = sync.OnceValues(func() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("locate own executable: %w", err)
+	}
+	// On Linux os.Executable reads /proc/self/exe, a path the kernel
+	// writes without links; resolving it again would cost a system call
+	// per directory on it, on every command.
+	if runtime.GOOS == "linux" {
+		return exe, nil
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real

@@ -1,8 +1,11 @@
 package self
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,4 +50,30 @@ func TestIsRunningBinary(t *testing.T) {
 	require.NoError(t, os.WriteFile(other, nil, 0o755))
 	assert.False(t, Is(other))
 	assert.False(t, Is(filepath.Join(t.TempDir(), "missing")))
+}
+
+// TestExecutableResolved: run through a symbolic link to its directory and
+// one to itself, the binary still reports its real path (what FindShell
+// and doctor compare), here without resolving it again on Linux.
+func TestExecutableResolved(t *testing.T) {
+	if os.Getenv("EXECGATE_SELF_PRINT") != "" {
+		exe, err := Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Print(exe)
+		return
+	}
+	test, err := os.Executable()
+	require.NoError(t, err)
+	real, err := filepath.EvalSymlinks(test)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(filepath.Dir(real), filepath.Join(dir, "dirlink")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "dirlink", filepath.Base(real)), filepath.Join(dir, "bash")))
+	cmd := exec.Command(filepath.Join(dir, "bash"), "-test.run=^TestExecutableResolved$")
+	cmd.Env = append(os.Environ(), "EXECGATE_SELF_PRINT=1")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(out), real), "got %q, want %q", out, real)
 }
