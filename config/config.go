@@ -38,6 +38,11 @@ const maxConfigSize = 16 << 20
 // (about 24.8 days).
 const maxTimeoutMs = math.MaxInt32
 
+// timeoutWant says what timeoutMs takes. It spells maxTimeoutMs out as a
+// constant rather than formatting it, which would run at start-up of every
+// shim process; TestTimeoutWantNamesMax keeps the two in step.
+const timeoutWant = "a whole number of milliseconds from 1 to 2147483647"
+
 // ConfigPath returns the configuration file to use: flag when set, else
 // $EXECGATE_CONFIG, else exec-approvals.json under $XDG_CONFIG_HOME/execgate.
 // getenv is consulted on every call (xdg caches the environment at start-up,
@@ -279,7 +284,7 @@ var policyFieldSpecs = [...]fieldSpec{
 	},
 	{
 		key:   "timeoutMs",
-		want:  fmt.Sprintf("a whole number of milliseconds from 1 to %d", maxTimeoutMs),
+		want:  timeoutWant,
 		check: checkTimeout,
 		set: func(f *PolicyFields, v any) {
 			n := v.(int)

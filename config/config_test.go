@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -251,4 +252,15 @@ func TestUnusableRefusal(t *testing.T) {
 		"invalid character ',' looking for beginning of object key string — fix it or run 'execgate config check'", u.Refusal(""))
 	u.Path = "/tmp/a\nb.json"
 	assert.NotContains(t, u.Refusal(""), "\n")
+}
+
+// TestTimeoutWantNamesMax: the constant text saying what timeoutMs takes
+// names the bound checkTimeout enforces, and that bound is accepted while
+// the next number is not.
+func TestTimeoutWantNamesMax(t *testing.T) {
+	assert.True(t, strings.HasSuffix(timeoutWant, " to "+strconv.Itoa(maxTimeoutMs)), timeoutWant)
+	_, ok := checkTimeout(json.Number(strconv.Itoa(maxTimeoutMs)))
+	assert.True(t, ok)
+	_, ok = checkTimeout(json.Number(strconv.Itoa(maxTimeoutMs + 1)))
+	assert.False(t, ok)
 }
