@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"io"
 	"slices"
-	"sync"
 )
 
 // span is one stretch of text to replace, with the rule that found it.
@@ -34,11 +33,11 @@ func findSpans(text []byte, stream bool) []span {
 	if len(text) == 0 {
 		return nil
 	}
-	at := hints().find(text)
+	at := hints.get().find(text)
 	if at == nil {
 		return nil // no hint, no secret: the common case
 	}
-	rules := compiledRules()
+	rules := compiledRules.get()
 	var out []span
 	for i := range rules {
 		r := &rules[i]
@@ -121,7 +120,7 @@ type hintRef struct {
 
 // hints is built once, on first use, from the rule table and only read
 // after.
-var hints = sync.OnceValue(func() *hintIndex { return newHintIndex(ruleTable) })
+var hints = &lazy[*hintIndex]{build: func() *hintIndex { return newHintIndex(ruleTable) }}
 
 func newHintIndex(rs []rule) *hintIndex {
 	h := &hintIndex{}
@@ -287,7 +286,7 @@ func (w *Writer) Close() error {
 func (w *Writer) pass(final bool) error {
 	text := w.held
 	if w.inKey {
-		m := keyCont().Find(text)
+		m := keyCont.get().Find(text)
 		text = text[len(m):]
 		if !final && !bytes.Contains(m, []byte(keyEnd)) && mayEndKey(text) {
 			// All body so far, or an END line not yet whole.
@@ -346,7 +345,7 @@ type Example struct {
 // end-of-key shape, found only in whole text, is left out).
 func Examples() []Example {
 	var out []Example
-	for _, r := range compiledRules() {
+	for _, r := range compiledRules.get() {
 		if r.wholeOnly {
 			continue
 		}

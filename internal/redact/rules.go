@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"regexp"
-	"sync"
-)
+import "regexp"
 
 // rule is one known token shape.
 type rule struct {
@@ -65,9 +62,9 @@ const pemBody = `(?:[A-Za-z0-9+/=\s]|(?:Proc-Type|DEK-Info|Version|Comment):[^\r
 // keyCont removes the rest of a private key whose BEGIN line the Writer
 // has already replaced: more body, then the END line if it comes.
 // It is compiled on first use, as the rules are.
-var keyCont = sync.OnceValue(func() *regexp.Regexp {
+var keyCont = &lazy[*regexp.Regexp]{build: func() *regexp.Regexp {
 	return regexp.MustCompile(`^` + pemBody + `(?:-----END ` + pemLabel + `-----)?`)
-})
+}}
 
 // ruleTable holds the token shapes execgate removes from what it stores.
 // Each is specific enough (a fixed prefix or a named header) that ordinary
@@ -186,7 +183,7 @@ var ruleTable = []rule{
 
 // compiledRules is ruleTable with its expressions compiled, built once,
 // when a text first holds a hint.
-var compiledRules = sync.OnceValue(func() []rule { return compile(ruleTable) })
+var compiledRules = &lazy[[]rule]{build: func() []rule { return compile(ruleTable) }}
 
 // compile returns a copy of table with each rule's expressions built from its
 // expr.

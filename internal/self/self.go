@@ -7,6 +7,7 @@
 package self
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,9 +25,29 @@ const (
 // worked out once per process: the shim asks several times per command
 // (its shell, its own hook, the shell it runs), and resolving a path costs
 // a system call per directory on it.
-func Executable() (string, error) { return executable() }
+func Executable() (string, error) {
+	exeOnce.once.Do(func() {
+		exeOnce.path, exeOnce.err = resolveExecutable()
+		exeOnce.done = true
+	})
+	if !exeOnce.done {
+		return "", errors.New("locate own executable: resolving it failed before")
+	}
+	return exeOnce.path, exeOnce.err
+}
 
-var executable = sync.OnceValues(func() (string, error) {
+// exeOnce holds what Executable found. A zero-valued struct costs nothing
+// when the process starts, where a package-level sync.OnceValues would be
+// built by init code in every shim process.
+var exeOnce struct {
+	once sync.Once
+	done bool // resolveExecutable returned (it did not panic)
+	path string
+	err  error
+}
+
+// resolveExecutable locates the running binary.
+func resolveExecutable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("locate own executable: %w", err)
@@ -41,7 +62,7 @@ var executable = sync.OnceValues(func() (string, error) {
 		exe = real
 	}
 	return exe, nil
-})
+}
 
 // Binaries returns the running binary and, when it exists beside it, its
 // sibling (execgate-shell for execgate and the other way round).
