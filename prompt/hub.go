@@ -47,11 +47,20 @@ type Hub struct {
 	Status io.Writer
 }
 
-// hubDecisions maps the hub's decisions to ours.
-var hubDecisions = map[string]Decision{
-	hub.AllowOnce:   AllowOnce,
-	hub.AllowAlways: AllowAlways,
-	hub.Deny:        Deny,
+// hubDecision maps one of the hub's decisions to ours; ok is false for
+// any other word, which the caller treats as no answer. A switch rather
+// than a map: a package-level map is built at start-up of every shim
+// process.
+func hubDecision(d string) (_ Decision, ok bool) {
+	switch d {
+	case hub.AllowOnce:
+		return AllowOnce, true
+	case hub.AllowAlways:
+		return AllowAlways, true
+	case hub.Deny:
+		return Deny, true
+	}
+	return "", false
 }
 
 // Ask implements Asker.
@@ -94,7 +103,7 @@ func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
 		return Answer{Decision: Deny, By: "hub", TimedOut: true}, nil
 	case hub.OutcomeDecided:
 		if hubAns.Decision != nil {
-			if d, ok := hubDecisions[*hubAns.Decision]; ok {
+			if d, ok := hubDecision(*hubAns.Decision); ok {
 				ans := Answer{Decision: d, By: "hub", Approver: approverOf(hubAns.Approver)}
 				switch d {
 				case Deny:

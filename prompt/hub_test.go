@@ -250,3 +250,20 @@ func TestHubChosenScopeAndStatus(t *testing.T) {
 	assert.Contains(t, who, "(approver)")
 	assert.Equal(t, "execgate: waiting for an approver (1 connected)…\nexecgate: allowed always by "+who+"\n", status.String())
 }
+
+// TestHubDecisionWords: only the hub's three decision words map to a
+// decision; any other word, in another case or empty, is none.
+func TestHubDecisionWords(t *testing.T) {
+	for _, tt := range []struct {
+		word string
+		want Decision
+		ok   bool
+	}{
+		{hub.AllowOnce, AllowOnce, true}, {hub.AllowAlways, AllowAlways, true}, {hub.Deny, Deny, true},
+		{"", "", false}, {"ALLOW-ONCE", "", false}, {"allow", "", false}, {"deny ", "", false},
+	} {
+		got, ok := hubDecision(tt.word)
+		assert.Equal(t, tt.ok, ok, tt.word)
+		assert.Equal(t, tt.want, got, tt.word)
+	}
+}
