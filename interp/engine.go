@@ -662,7 +662,7 @@ func runnerOptions(set []string) (opts []shinterp.RunnerOption, reasons []string
 		}
 		name, shopt := strings.CutPrefix(s[1:], "O:")
 		switch {
-		case shopt && shoptSupported[name]:
+		case shopt && shoptSupported(name):
 			mode := "-u"
 			if on {
 				mode = "-s"
@@ -670,9 +670,9 @@ func runnerOptions(set []string) (opts []shinterp.RunnerOption, reasons []string
 			opts = append(opts, shinterp.BashOpts(mode, name))
 		case shopt:
 			reasons = append(reasons, fmt.Sprintf("shell option `shopt %s` is not supported", name))
-		case setSupported[name]:
+		case setSupported(name):
 			opts = append(opts, shinterp.Params(s[:1]+"o", name))
-		case setNoop[name] == on:
+		case setNoop(name) == on:
 			// Already the interpreter's behaviour.
 		default:
 			reasons = append(reasons, fmt.Sprintf("shell option `set %so %s` is not supported", s[:1], name))
@@ -681,24 +681,42 @@ func runnerOptions(set []string) (opts []shinterp.RunnerOption, reasons []string
 	return opts, reasons
 }
 
-// setSupported are the `set -o` options the interpreter implements.
-var setSupported = map[string]bool{
-	"allexport": true, "errexit": true, "noexec": true, "noglob": true,
-	"nounset": true, "xtrace": true, "pipefail": true,
+// The option tables below are switches, not maps: a package-level map is
+// built at start-up, and the shim is a new process for every command.
+
+// setSupported reports whether the interpreter implements the `set -o`
+// option name.
+func setSupported(name string) bool {
+	switch name {
+	case "allexport", "errexit", "noexec", "noglob", "nounset", "xtrace", "pipefail":
+		return true
+	}
+	return false
 }
 
-// setNoop maps `set -o` options whose one state is what the interpreter
-// always does to that state: the option can only be set that way.
-var setNoop = map[string]bool{
-	"braceexpand": true,  // brace expansion is always on
-	"hashall":     true,  // PATH is searched every time, which only differs in speed
-	"posix":       false, // not emulated
+// setNoop returns the state of `set -o` option name that is what the
+// interpreter always does: setting the option that way changes nothing.
+// An option not listed is off in the interpreter.
+func setNoop(name string) bool {
+	switch name {
+	case "braceexpand": // brace expansion is always on
+		return true
+	case "hashall": // PATH is searched every time, which only differs in speed
+		return true
+	case "posix": // not emulated
+		return false
+	}
+	return false
 }
 
-// shoptSupported are the shopt options the interpreter implements.
-var shoptSupported = map[string]bool{
-	"dotglob": true, "expand_aliases": true, "extglob": true, "globstar": true,
-	"nocaseglob": true, "nullglob": true,
+// shoptSupported reports whether the interpreter implements the shopt
+// option name.
+func shoptSupported(name string) bool {
+	switch name {
+	case "dotglob", "expand_aliases", "extglob", "globstar", "nocaseglob", "nullglob":
+		return true
+	}
+	return false
 }
 
 // lingers reports whether f starts work that can outlive it inside the
@@ -742,16 +760,28 @@ func subshellPipelines(f *syntax.File) {
 	})
 }
 
-// envVars are environment variables that make bash do something before or
-// while it runs the program that the interpreter does not do.
-var envVars = map[string]string{
-	"BASH_ENV":        "BASH_ENV is set: bash would source that file first",
-	"SHELLOPTS":       "SHELLOPTS is set: bash would turn on those options",
-	"BASHOPTS":        "BASHOPTS is set: bash would turn on those options",
-	"POSIXLY_CORRECT": "POSIXLY_CORRECT is set: bash would run in POSIX mode",
-	"GLOBIGNORE":      "GLOBIGNORE is set: bash would leave those names out of globs",
-	"CDPATH":          "CDPATH is set: bash's cd would search it",
-	"EXECIGNORE":      "EXECIGNORE is set: bash would skip those files in PATH",
+// envVarReason says what bash does with the environment variable name,
+// set and not empty, before or while it runs the program, that the
+// interpreter does not do; ok is false for the others. (A switch: a map
+// would be built at start-up of every shim process.)
+func envVarReason(name string) (reason string, ok bool) {
+	switch name {
+	case "BASH_ENV":
+		return "BASH_ENV is set: bash would source that file first", true
+	case "SHELLOPTS":
+		return "SHELLOPTS is set: bash would turn on those options", true
+	case "BASHOPTS":
+		return "BASHOPTS is set: bash would turn on those options", true
+	case "POSIXLY_CORRECT":
+		return "POSIXLY_CORRECT is set: bash would run in POSIX mode", true
+	case "GLOBIGNORE":
+		return "GLOBIGNORE is set: bash would leave those names out of globs", true
+	case "CDPATH":
+		return "CDPATH is set: bash's cd would search it", true
+	case "EXECIGNORE":
+		return "EXECIGNORE is set: bash would skip those files in PATH", true
+	}
+	return "", false
 }
 
 // envUnsupported lists what in env the engine would not honour as bash does.
@@ -760,7 +790,7 @@ func envUnsupported(env []string) []string {
 	funcs := false
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if r, ok := envVars[k]; ok && v != "" {
+		if r, ok := envVarReason(k); ok && v != "" {
 			reasons = append(reasons, r)
 		}
 		funcs = funcs || strings.HasPrefix(k, "BASH_FUNC_")

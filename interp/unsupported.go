@@ -207,7 +207,7 @@ func features() []feature {
 			if !ok {
 				return false
 			}
-			allowed := declFlags[dc.Variant.Value]
+			allowed := declFlags(dc.Variant.Value)
 			for _, fl := range declOptions(dc) {
 				if len(fl) < 2 || strings.Trim(fl[1:], allowed) != "" || fl[0] == '+' {
 					return true
@@ -284,7 +284,7 @@ func features() []feature {
 		}},
 		{"assigns a variable bash gives a meaning the engine does not (PS4, CDPATH, GLOBIGNORE, …)", "touch a.o b.c; GLOBIGNORE='*.o'; echo *", func(_ *scan, n syntax.Node) bool {
 			as, ok := n.(*syntax.Assign)
-			return ok && as.Name != nil && meaningfulVars[as.Name.Value]
+			return ok && as.Name != nil && meaningfulVars(as.Name.Value)
 		}},
 	}
 	// Builtins the engine implements only in part: the options it has.
@@ -357,19 +357,32 @@ var specialVars = []string{
 	"HISTCMD", "DIRSTACK", "-", "_", "!",
 }
 
-// meaningfulVars are variables whose value changes what bash does in ways
-// the interpreter does not follow.
-var meaningfulVars = map[string]bool{
-	"PS4": true, "CDPATH": true, "GLOBIGNORE": true, "EXECIGNORE": true, "BASH_XTRACEFD": true,
-	"TIMEFORMAT": true, "POSIXLY_CORRECT": true, "BASH_COMPAT": true, "BASHOPTS": true,
-	"SHELLOPTS": true, "SECONDS": true, "BASH_ARGV0": true, "FUNCNEST": true,
+// meaningfulVars reports whether the value of the variable name changes
+// what bash does in ways the interpreter does not follow. (This and
+// declFlags are switches: a map would be built at start-up of every shim
+// process.)
+func meaningfulVars(name string) bool {
+	switch name {
+	case "PS4", "CDPATH", "GLOBIGNORE", "EXECIGNORE", "BASH_XTRACEFD",
+		"TIMEFORMAT", "POSIXLY_CORRECT", "BASH_COMPAT", "BASHOPTS",
+		"SHELLOPTS", "SECONDS", "BASH_ARGV0", "FUNCNEST":
+		return true
+	}
+	return false
 }
 
-// declFlags are the option letters the interpreter implements for each
-// declaration builtin (-p is judged separately: its output differs only for
-// associative arrays and without names).
-var declFlags = map[string]string{
-	"declare": "aAgnprx", "typeset": "aAgnprx", "local": "aAnprx", "export": "", "readonly": "", "nameref": "",
+// declFlags returns the option letters the interpreter implements for the
+// declaration builtin name (-p is judged separately: its output differs
+// only for associative arrays and without names); none for export,
+// readonly, nameref and any other name.
+func declFlags(name string) string {
+	switch name {
+	case "declare", "typeset":
+		return "aAgnprx"
+	case "local":
+		return "aAnprx"
+	}
+	return ""
 }
 
 // scan is the state of one Unsupported walk.
@@ -715,7 +728,7 @@ func setArgsSupported(cl call) bool {
 				if i >= len(cl.args) {
 					return true // printing: another entry
 				}
-				if !cl.lit[i] || !setSupported[cl.args[i]] {
+				if !cl.lit[i] || !setSupported(cl.args[i]) {
 					return false
 				}
 				continue
@@ -758,7 +771,7 @@ func shoptArgsSupported(cl call) bool {
 			mode = a
 		case strings.HasPrefix(a, "-"):
 			return false
-		case !shoptSupported[a]:
+		case !shoptSupported(a):
 			return false
 		default:
 			names++
