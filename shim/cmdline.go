@@ -53,37 +53,89 @@ type CommandLine struct {
 	// program comes from stdin: bash's positional parameters.
 	Params []string
 	// Plain is set when nothing on the command line but -c and options
-	// that cannot change how one simple command runs (see plainOptions):
+	// that cannot change how one simple command runs (see plainOption):
 	// bash would run a lone simple command exactly as execve would.
 	Plain bool
 }
 
-// setFlags maps the single-letter `set` flags to their long names.
-var setFlags = map[rune]string{
-	'a': "allexport", 'b': "notify", 'e': "errexit", 'f': "noglob", 'h': "hashall",
-	'k': "keyword", 'm': "monitor", 'n': "noexec", 'p': "privileged", 't': "onecmd",
-	'u': "nounset", 'v': "verbose", 'x': "xtrace", 'B': "braceexpand", 'C': "noclobber",
-	'E': "errtrace", 'H': "histexpand", 'P': "physical", 'T': "functrace",
+// The option tables below are switches, not maps: a package-level map is
+// built at start-up, and the shim is a new process for every command.
+
+// setFlag returns the long name of a single-letter `set` flag; ok is
+// false for any other letter.
+func setFlag(c rune) (name string, ok bool) {
+	switch c {
+	case 'a':
+		return "allexport", true
+	case 'b':
+		return "notify", true
+	case 'e':
+		return "errexit", true
+	case 'f':
+		return "noglob", true
+	case 'h':
+		return "hashall", true
+	case 'k':
+		return "keyword", true
+	case 'm':
+		return "monitor", true
+	case 'n':
+		return "noexec", true
+	case 'p':
+		return "privileged", true
+	case 't':
+		return "onecmd", true
+	case 'u':
+		return "nounset", true
+	case 'v':
+		return "verbose", true
+	case 'x':
+		return "xtrace", true
+	case 'B':
+		return "braceexpand", true
+	case 'C':
+		return "noclobber", true
+	case 'E':
+		return "errtrace", true
+	case 'H':
+		return "histexpand", true
+	case 'P':
+		return "physical", true
+	case 'T':
+		return "functrace", true
+	}
+	return "", false
 }
 
-// plainOptions are the settings that leave a lone literal command's run
-// unchanged: no trace output, no noexec, no profile or rc file.
-var plainOptions = map[string]bool{
-	"-errexit": true, "+errexit": true, "-nounset": true, "+nounset": true,
-	"-pipefail": true, "+pipefail": true, "-hashall": true, "+hashall": true,
-	"-braceexpand": true, "+braceexpand": true, "-noglob": true, "+noglob": true,
-	"-physical": true, "+physical": true, "-noclobber": true, "+noclobber": true,
-	"+xtrace": true, "+verbose": true, "+noexec": true,
+// plainOption reports whether the setting leaves a lone literal command's
+// run unchanged: no trace output, no noexec, no profile or rc file.
+func plainOption(o string) bool {
+	switch o {
+	case "-errexit", "+errexit", "-nounset", "+nounset",
+		"-pipefail", "+pipefail", "-hashall", "+hashall",
+		"-braceexpand", "+braceexpand", "-noglob", "+noglob",
+		"-physical", "+physical", "-noclobber", "+noclobber",
+		"+xtrace", "+verbose", "+noexec":
+		return true
+	}
+	return false
 }
 
-// longOptions are bash's GNU-style options; the value says whether it takes
-// an argument. Bash accepts them only before the single-letter options.
-var longOptions = map[string]bool{
-	"debug": false, "debugger": false, "dump-po-strings": false, "dump-strings": false,
-	"help": false, "init-file": true, "login": false, "noediting": false,
-	"noprofile": false, "norc": false, "posix": false, "pretty-print": false,
-	"protected": false, "rcfile": true, "restricted": false, "verbose": false,
-	"version": false, "wordexp": false,
+// longOption reports whether name is one of bash's GNU-style options and
+// whether it takes an argument. Bash accepts them only before the
+// single-letter options.
+func longOption(name string) (takesValue, ok bool) {
+	switch name {
+	case "debug", "debugger", "dump-po-strings", "dump-strings",
+		"help", "login", "noediting",
+		"noprofile", "norc", "posix", "pretty-print",
+		"protected", "restricted", "verbose",
+		"version", "wordexp":
+		return false, true
+	case "init-file", "rcfile":
+		return true, true
+	}
+	return false, false
 }
 
 // shortFlags are the single-letter options that take no argument: the `set`
@@ -112,7 +164,7 @@ func ParseCommandLine(argv []string) CommandLine {
 			break // "--" itself ends options in the single-letter pass
 		}
 		name := a[2:]
-		takesValue, ok := longOptions[name]
+		takesValue, ok := longOption(name)
 		if !ok {
 			return CommandLine{Source: Invalid, Problem: a + ": invalid option"}
 		}
@@ -173,7 +225,7 @@ func ParseCommandLine(argv []string) CommandLine {
 					plain = false
 				}
 			case strings.ContainsRune(shortFlags, c):
-				if name, ok := setFlags[c]; ok {
+				if name, ok := setFlag(c); ok {
 					cl.Set = append(cl.Set, sign+name)
 				} else {
 					plain = false // i, l, r, s, D
@@ -199,7 +251,7 @@ func ParseCommandLine(argv []string) CommandLine {
 		}
 		cl.Source, cl.Command, cl.Params = FromString, argv[i], argv[i+1:]
 		for _, o := range cl.Set {
-			plain = plain && plainOptions[o]
+			plain = plain && plainOption(o)
 		}
 		cl.Plain = plain
 	case !stdin && i < len(argv):

@@ -30,41 +30,61 @@ type directRun struct {
 	env  []string
 }
 
-// bashBuiltins are the names bash resolves before searching PATH: its
-// builtins, reserved words and the special forms. A command named like one
-// of these is never run directly (other than the do-nothing ones).
-var bashBuiltins = map[string]bool{
-	".": true, ":": true, "[": true, "[[": true, "]]": true, "{": true, "}": true, "!": true,
-	"alias": true, "bg": true, "bind": true, "break": true, "builtin": true, "caller": true,
-	"case": true, "cd": true, "command": true, "compgen": true, "complete": true,
-	"compopt": true, "continue": true, "coproc": true, "declare": true, "dirs": true,
-	"disown": true, "do": true, "done": true, "echo": true, "elif": true, "else": true,
-	"enable": true, "esac": true, "eval": true, "exec": true, "exit": true, "export": true,
-	"false": true, "fc": true, "fg": true, "fi": true, "for": true, "function": true,
-	"getopts": true, "hash": true, "help": true, "history": true, "if": true, "in": true,
-	"jobs": true, "kill": true, "let": true, "local": true, "logout": true, "mapfile": true,
-	"popd": true, "printf": true, "pushd": true, "pwd": true, "read": true,
-	"readarray": true, "readonly": true, "return": true, "select": true, "set": true,
-	"shift": true, "shopt": true, "source": true, "suspend": true, "test": true,
-	"then": true, "time": true, "times": true, "trap": true, "true": true, "type": true,
-	"typeset": true, "ulimit": true, "umask": true, "unalias": true, "unset": true,
-	"until": true, "wait": true, "while": true,
+// The name tables below are switches, not maps: a package-level map is
+// built at start-up, and the shim is a new process for every command.
+
+// bashBuiltin reports whether bash resolves name before searching PATH:
+// its builtins, reserved words and the special forms. A command named like
+// one of these is never run directly (other than the do-nothing ones).
+func bashBuiltin(name string) bool {
+	switch name {
+	case ".", ":", "[", "[[", "]]", "{", "}", "!",
+		"alias", "bg", "bind", "break", "builtin", "caller",
+		"case", "cd", "command", "compgen", "complete",
+		"compopt", "continue", "coproc", "declare", "dirs",
+		"disown", "do", "done", "echo", "elif", "else",
+		"enable", "esac", "eval", "exec", "exit", "export",
+		"false", "fc", "fg", "fi", "for", "function",
+		"getopts", "hash", "help", "history", "if", "in",
+		"jobs", "kill", "let", "local", "logout", "mapfile",
+		"popd", "printf", "pushd", "pwd", "read",
+		"readarray", "readonly", "return", "select", "set",
+		"shift", "shopt", "source", "suspend", "test",
+		"then", "time", "times", "trap", "true", "type",
+		"typeset", "ulimit", "umask", "unalias", "unset",
+		"until", "wait", "while":
+		return true
+	}
+	return false
 }
 
-// doNothing are the builtins whose whole effect is their exit status,
-// whatever their arguments.
-var doNothing = map[string]int{"true": 0, ":": 0, "false": 1}
+// doNothing returns the exit status of the builtins whose whole effect is
+// their exit status, whatever their arguments; ok is false for any other
+// name.
+func doNothing(name string) (status int, ok bool) {
+	switch name {
+	case "true", ":":
+		return 0, true
+	case "false":
+		return 1, true
+	}
+	return 0, false
+}
 
-// bashSpecials are environment variables bash sets, resets, validates or
-// reads at start-up in a way that changes what its child sees or what it
-// prints; when one is present bash runs the command.
-var bashSpecials = map[string]bool{
-	"IFS": true, "PS1": true, "PS2": true, "PS4": true, "SHELLOPTS": true, "BASHOPTS": true,
-	"PPID": true, "RANDOM": true, "SRANDOM": true, "LINENO": true, "OPTIND": true, "OPTERR": true,
-	"EPOCHSECONDS": true, "EPOCHREALTIME": true, "HISTCMD": true, "COMP_WORDBREAKS": true,
-	"DIRSTACK": true, "GROUPS": true, "FUNCNAME": true, "PIPESTATUS": true, "SECONDS": true,
-	"UID": true, "EUID": true, "POSIXLY_CORRECT": true, "ENV": true,
-	"BASH": true,
+// bashSpecial reports whether name is an environment variable bash sets,
+// resets, validates or reads at start-up in a way that changes what its
+// child sees or what it prints; when one is present bash runs the command.
+func bashSpecial(name string) bool {
+	switch name {
+	case "IFS", "PS1", "PS2", "PS4", "SHELLOPTS", "BASHOPTS",
+		"PPID", "RANDOM", "SRANDOM", "LINENO", "OPTIND", "OPTERR",
+		"EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "COMP_WORDBREAKS",
+		"DIRSTACK", "GROUPS", "FUNCNAME", "PIPESTATUS", "SECONDS",
+		"UID", "EUID", "POSIXLY_CORRECT", "ENV",
+		"BASH":
+		return true
+	}
+	return false
 }
 
 // maxDirectEnv bounds the environment the shim orders as bash would: bash's
@@ -82,7 +102,7 @@ func planDirect(cl CommandLine, argv, environ []string, cwd string) (directRun, 
 		return directRun{}, false
 	}
 	name := argv[0]
-	if _, nothing := doNothing[name]; bashBuiltins[name] && !nothing {
+	if _, nothing := doNothing(name); bashBuiltin(name) && !nothing {
 		return directRun{}, false
 	}
 	// Bash's start-up can print (a locale it cannot set, an invalid
@@ -91,7 +111,7 @@ func planDirect(cl CommandLine, argv, environ []string, cwd string) (directRun, 
 	if !ok {
 		return directRun{}, false
 	}
-	if status, ok := doNothing[name]; ok {
+	if status, ok := doNothing(name); ok {
 		return directRun{builtin: true, status: status}, true
 	}
 	if _, fn := env.get("BASH_FUNC_" + name + "%%"); fn {
@@ -131,7 +151,7 @@ func importEnv(environ []string) (*bashEnv, bool) {
 	e := &bashEnv{names: make([]string, 0, len(environ)+2), values: make(map[string]string, len(environ)+2)}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || bashSpecials[k] || strings.HasPrefix(k, "BASH_") {
+		if !ok || k == "" || bashSpecial(k) || strings.HasPrefix(k, "BASH_") {
 			return nil, false
 		}
 		if _, dup := e.values[k]; dup {

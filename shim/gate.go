@@ -357,10 +357,17 @@ func (r gateRule) matches(c gateCall, env gateEnv) bool {
 	return false
 }
 
-// gateWrappers are the commands that run their operands as a command in
-// this shell or as a program, with the option words that take a value.
-var gateWrappers = map[string]string{
-	"builtin": "", "command": "", "env": "-u -S -C --unset --chdir --split-string", "nohup": "", "setsid": "",
+// gateWrapper reports whether name runs its operands as a command in this
+// shell or as a program, with the option words that take a value. (A
+// switch: a map would be built at start-up of every shim process.)
+func gateWrapper(name string) (valued string, ok bool) {
+	switch name {
+	case "builtin", "command", "nohup", "setsid":
+		return "", true
+	case "env":
+		return "-u -S -C --unset --chdir --split-string", true
+	}
+	return "", false
 }
 
 // maxGateDepth bounds eval and trap strings parsed inside one another.
@@ -475,7 +482,7 @@ func newGateCall(words []*syntax.Word) gateCall {
 		args[i] = wordArg(w)
 	}
 	for len(args) > 0 && args[0].static {
-		valued, ok := gateWrappers[args[0].text]
+		valued, ok := gateWrapper(args[0].text)
 		if !ok {
 			break
 		}

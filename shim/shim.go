@@ -447,7 +447,7 @@ func (s *session) runsChild(set settings, agent string) bool {
 		!s.agentCaller(agent) || s.startsInteractive() {
 		return false
 	}
-	_, builtin := doNothing[strings.TrimSpace(s.cl.Command)]
+	_, builtin := doNothing(strings.TrimSpace(s.cl.Command))
 	return !(s.cl.Source == FromString && builtin)
 }
 
