@@ -28,32 +28,38 @@ type builtinOperands struct {
 	assigns bool
 }
 
-var builtinTable = map[string]*builtinOperands{
-	"read": {names: "all", nameOptions: []string{"-a"}, numberOptions: []string{"-n", "-N", "-t", "-u"},
-		withValue: []string{"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}, assigns: true},
-	"mapfile": {names: "all", numberOptions: []string{"-n", "-O", "-s", "-u", "-c"}, codeOptions: []string{"-C"},
-		withValue: []string{"-d", "-n", "-O", "-s", "-u", "-C", "-c"}, assigns: true},
-	"printf":   {nameOptions: []string{"-v"}, withValue: []string{"-v"}, assigns: true},
-	"getopts":  {names: "second", assigns: true},
-	"unset":    {names: "all"},
-	"wait":     {nameOptions: []string{"-p"}, withValue: []string{"-p"}, assigns: true, numbers: true},
-	"declare":  {names: "all", assigns: true},
-	"typeset":  {names: "all", assigns: true},
-	"local":    {names: "all", assigns: true},
-	"export":   {names: "all", assigns: true},
-	"readonly": {names: "all", assigns: true},
-	"let":      {numbers: true},
-	"shift":    {numbers: true},
-	"exit":     {numbers: true},
-	"return":   {numbers: true},
-	"break":    {numbers: true},
-	"continue": {numbers: true},
-	"ulimit":   {numbers: true},
-	"history":  {numbers: true},
-	"caller":   {numbers: true},
+// builtinTable holds the builtins whose operands are names or
+// arithmetic, sorted by name (see table). readarray is mapfile under
+// another name: both entries point at mapfileOperands.
+var builtinTable = table[*builtinOperands]{
+	{"break", &builtinOperands{numbers: true}},
+	{"caller", &builtinOperands{numbers: true}},
+	{"continue", &builtinOperands{numbers: true}},
+	{"declare", &builtinOperands{names: "all", assigns: true}},
+	{"exit", &builtinOperands{numbers: true}},
+	{"export", &builtinOperands{names: "all", assigns: true}},
+	{"getopts", &builtinOperands{names: "second", assigns: true}},
+	{"history", &builtinOperands{numbers: true}},
+	{"let", &builtinOperands{numbers: true}},
+	{"local", &builtinOperands{names: "all", assigns: true}},
+	{"mapfile", mapfileOperands},
+	{"printf", &builtinOperands{nameOptions: []string{"-v"}, withValue: []string{"-v"}, assigns: true}},
+	{"read", &builtinOperands{names: "all", nameOptions: []string{"-a"}, numberOptions: []string{"-n", "-N", "-t", "-u"},
+		withValue: []string{"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}, assigns: true}},
+	{"readarray", mapfileOperands},
+	{"readonly", &builtinOperands{names: "all", assigns: true}},
+	{"return", &builtinOperands{numbers: true}},
+	{"shift", &builtinOperands{numbers: true}},
+	{"typeset", &builtinOperands{names: "all", assigns: true}},
+	{"ulimit", &builtinOperands{numbers: true}},
+	{"unset", &builtinOperands{names: "all"}},
+	{"wait", &builtinOperands{nameOptions: []string{"-p"}, withValue: []string{"-p"}, assigns: true, numbers: true}},
 }
 
-func init() { builtinTable["readarray"] = builtinTable["mapfile"] }
+// mapfileOperands are the operands of mapfile and of readarray, its other
+// name.
+var mapfileOperands = &builtinOperands{names: "all", numberOptions: []string{"-n", "-O", "-s", "-u", "-c"}, codeOptions: []string{"-C"},
+	withValue: []string{"-d", "-n", "-O", "-s", "-u", "-C", "-c"}, assigns: true}
 
 // builtinWords checks the operands of a builtin that bash reads as names
 // or arithmetic. words[0] is the builtin.
@@ -69,7 +75,7 @@ func (a *analyzer) builtinWords(seg *Segment, name string, words []word, f frame
 		a.trapSignals(seg, words[1:])
 		return
 	}
-	spec := builtinTable[name]
+	spec := builtinTable.get(name)
 	if spec == nil {
 		return
 	}

@@ -1050,19 +1050,22 @@ func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word)
 // downloadOutputs names, per downloader, the options whose value is the
 // file it saves, and whether without them it saves under the URL's last
 // path segment (wget, curl -O).
-var downloadOutputs = map[string]struct {
+var downloadOutputs = table[downloadOutput]{
+	{"aria2c", downloadOutput{options: []string{"-o", "--out"}, byDefault: true}},
+	{"axel", downloadOutput{options: []string{"-o", "--output"}, byDefault: true}},
+	{"curl", downloadOutput{options: []string{"-o", "--output"}, remote: []string{"-O", "--remote-name", "--remote-name-all"}}},
+	{"fetch", downloadOutput{options: []string{"-o"}, byDefault: true}},
+	{"http", downloadOutput{options: []string{"-o", "--output"}}},
+	{"wget", downloadOutput{options: []string{"-O", "--output-document"}, byDefault: true}},
+	{"wget2", downloadOutput{options: []string{"-O", "--output-document"}, byDefault: true}},
+	{"xh", downloadOutput{options: []string{"-o", "--output"}}},
+}
+
+// downloadOutput is how one downloader names the file it saves.
+type downloadOutput struct {
 	options   []string
 	remote    []string // options that save under the URL's own name
 	byDefault bool
-}{
-	"curl":   {options: []string{"-o", "--output"}, remote: []string{"-O", "--remote-name", "--remote-name-all"}},
-	"wget":   {options: []string{"-O", "--output-document"}, byDefault: true},
-	"wget2":  {options: []string{"-O", "--output-document"}, byDefault: true},
-	"aria2c": {options: []string{"-o", "--out"}, byDefault: true},
-	"fetch":  {options: []string{"-o"}, byDefault: true},
-	"axel":   {options: []string{"-o", "--output"}, byDefault: true},
-	"http":   {options: []string{"-o", "--output"}},
-	"xh":     {options: []string{"-o", "--output"}},
 }
 
 // packsToStdout reports whether the command writes an archive of local
@@ -1094,7 +1097,7 @@ func (a *analyzer) packsToStdout(name string, words []word) bool {
 // recordDownloads notes the files a downloader saves, so that running one
 // later in the program counts as running code from the network.
 func (a *analyzer) recordDownloads(name string, words []word) {
-	spec, ok := downloadOutputs[name]
+	spec, ok := downloadOutputs.lookup(name)
 	if !ok {
 		return
 	}

@@ -59,24 +59,31 @@ const (
 	AgentCodex      = "codex"
 )
 
-// agentLabels name the agents execgate knows for people.
-var agentLabels = map[string]string{
-	AgentClaudeCode: "Claude Code",
-	AgentGeminiCLI:  "Gemini CLI",
-	AgentCodex:      "Codex",
-}
-
 // AgentLabel is the name people know an agent by ("Claude Code" for
-// claude-code), or "" for an agent execgate has no name for.
-func AgentLabel(agent string) string { return agentLabels[agent] }
-
-// defaultTrustedSources are where the agents keep their shell snapshots.
-// Each entry is a directory variable (with its default under the home
-// directory) and the snapshot names below it.
-var defaultTrustedSources = map[string][]struct{ env, dflt, glob string }{
-	AgentClaudeCode: {{"CLAUDE_CONFIG_DIR", "~/.claude", "shell-snapshots/snapshot-*.sh"}},
-	AgentCodex:      {{"CODEX_HOME", "~/.codex", "shell_snapshots/*.sh"}},
+// claude-code), or "" for an agent execgate has no name for. (A switch: a
+// map would be built at start-up of every shim process.)
+func AgentLabel(agent string) string {
+	switch agent {
+	case AgentClaudeCode:
+		return "Claude Code"
+	case AgentGeminiCLI:
+		return "Gemini CLI"
+	case AgentCodex:
+		return "Codex"
+	}
+	return ""
 }
+
+// defaultTrustedSources are where the agents keep their shell snapshots,
+// by agent (see table).
+var defaultTrustedSources = table[[]snapshotDir]{
+	{AgentClaudeCode, []snapshotDir{{"CLAUDE_CONFIG_DIR", "~/.claude", "shell-snapshots/snapshot-*.sh"}}},
+	{AgentCodex, []snapshotDir{{"CODEX_HOME", "~/.codex", "shell_snapshots/*.sh"}}},
+}
+
+// snapshotDir is a directory variable (with its default under the home
+// directory) and the snapshot names below it.
+type snapshotDir struct{ env, dflt, glob string }
 
 // Trust holds the files each agent's envelope may source.
 type Trust struct {
@@ -112,7 +119,7 @@ func NewTrust(cfg *config.Config, home string, getenv func(string) string) Trust
 			t.sources[agent] = append(t.sources[agent], pattern)
 		}
 	}
-	for agent, dirs := range defaultTrustedSources {
+	for agent, dirs := range defaultTrustedSources.all() {
 		if cfg != nil {
 			if c, ok := cfg.Envelopes[agent]; ok && c.TrustedSources != nil {
 				continue
@@ -415,7 +422,7 @@ func (t Trust) claudeCode(src string, f *syntax.File, _ []string) (Envelope, boo
 			return Envelope{}, false
 		}
 	}
-	return Envelope{Agent: AgentClaudeCode, Via: agentLabels[AgentClaudeCode], Payload: payload}, true
+	return Envelope{Agent: AgentClaudeCode, Via: AgentLabel(AgentClaudeCode), Payload: payload}, true
 }
 
 // claudePrologue reports whether s is one of the pieces Claude Code puts
@@ -521,7 +528,7 @@ func (t Trust) geminiCLI(src string, f *syntax.File, _ []string) (Envelope, bool
 	if payload == "" {
 		return Envelope{}, false
 	}
-	return Envelope{Agent: AgentGeminiCLI, Via: agentLabels[AgentGeminiCLI], Payload: payload}, true
+	return Envelope{Agent: AgentGeminiCLI, Via: AgentLabel(AgentGeminiCLI), Payload: payload}, true
 }
 
 // hasHeredoc reports whether n holds a here-document.
@@ -619,7 +626,7 @@ func (t Trust) codexSnapshot(src string, f *syntax.File, params []string) (Envel
 		positional[1] != "-lc" && positional[1] != "-c" {
 		return Envelope{}, false
 	}
-	return Envelope{Agent: AgentCodex, Via: agentLabels[AgentCodex], Payload: positional[2], Shell: positional[0]}, true
+	return Envelope{Agent: AgentCodex, Via: AgentLabel(AgentCodex), Payload: positional[2], Shell: positional[0]}, true
 }
 
 // quotedPositional is the N of a word that is exactly "$N" (N < 10).

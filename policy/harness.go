@@ -76,7 +76,7 @@ func (t Trust) geminiSubshell(src string, f *syntax.File, _ []string) (Envelope,
 	if !isCodeAssign(f.Stmts[3]) || !isExitCode(f.Stmts[4]) {
 		return Envelope{}, false
 	}
-	return Envelope{Agent: AgentGeminiCLI, Via: agentLabels[AgentGeminiCLI], Payload: payload, Reads: []string{"_bgpids_file"}}, true
+	return Envelope{Agent: AgentGeminiCLI, Via: AgentLabel(AgentGeminiCLI), Payload: payload, Reads: []string{"_bgpids_file"}}, true
 }
 
 // geminiShopt is `shopt -u` with only the options Gemini CLI turns off.
@@ -121,12 +121,12 @@ func (t Trust) geminiBgpidsFile(path string) bool {
 const maxEnvScript = 1 << 20
 
 // claudeEnvHookFile names the scripts Claude Code's env hooks leave in
-// its session-env directory, and claudeEnvHookOrder the order it reads
-// their kinds in (then by number).
-var (
-	claudeEnvHookFile  = &lazyRegexp{expr: `^(setup|sessionstart|cwdchanged|filechanged)-hook-(\d+)\.sh$`}
-	claudeEnvHookOrder = map[string]int{"setup": 0, "sessionstart": 1, "cwdchanged": 2, "filechanged": 3}
-)
+// its session-env directory.
+var claudeEnvHookFile = &lazyRegexp{expr: `^(setup|sessionstart|cwdchanged|filechanged)-hook-(\d+)\.sh$`}
+
+// claudeEnvHookOrder is the order Claude Code reads its env hooks' kinds
+// in (then by number); the table is sorted by name (see table).
+var claudeEnvHookOrder = table[int]{{"cwdchanged", 2}, {"filechanged", 3}, {"sessionstart", 1}, {"setup", 0}}
 
 // claudeWithEnvScript recognises Claude Code's envelope with environment
 // scripts among its prologue pieces: "… && SCRIPT\n: && …". Claude Code
@@ -198,7 +198,7 @@ func (t Trust) claudeEnvScript() (string, bool) {
 			}
 		}
 		slices.SortStableFunc(files, func(a, b hookFile) int {
-			return cmp.Or(cmp.Compare(claudeEnvHookOrder[a.kind], claudeEnvHookOrder[b.kind]), cmp.Compare(a.n, b.n))
+			return cmp.Or(cmp.Compare(claudeEnvHookOrder.get(a.kind), claudeEnvHookOrder.get(b.kind)), cmp.Compare(a.n, b.n))
 		})
 		for _, h := range files {
 			text, err := readLimited(filepath.Join(dir, h.name))
@@ -258,7 +258,7 @@ func (t Trust) HarnessAs(program string, params []string, agent string, d Dialec
 	if agent != AgentClaudeCode || len(params) > 0 || len(program) > maxInput {
 		return Envelope{}, false
 	}
-	env := Envelope{Agent: AgentClaudeCode, Via: agentLabels[AgentClaudeCode]}
+	env := Envelope{Agent: AgentClaudeCode, Via: AgentLabel(AgentClaudeCode)}
 	switch {
 	case program == "env":
 		env.Harness = "environment probe"
@@ -299,9 +299,24 @@ type snapshotTemplate struct {
 	slots    []string
 }
 
-// snapshotTemplates reads harness/*.tmpl once; the templates are fixed at
-// build time.
-var snapshotTemplates = sync.OnceValue(func() []snapshotTemplate {
+// snapshotTemplates returns the templates of harness/*.tmpl, read on first
+// use; they are fixed at build time.
+func snapshotTemplates() []snapshotTemplate {
+	harnessTemplates.once.Do(func() { harnessTemplates.list = readSnapshotTemplates() })
+	return harnessTemplates.list
+}
+
+// harnessTemplates holds what snapshotTemplates read. A zero sync.Once
+// costs nothing at start-up, where a package-level sync.OnceValue is
+// built by init code in every shim process. Should reading panic, the
+// list stays empty: no snapshot writer is recognised, the strict side.
+var harnessTemplates struct {
+	once sync.Once
+	list []snapshotTemplate
+}
+
+// readSnapshotTemplates reads and compiles harness/*.tmpl.
+func readSnapshotTemplates() []snapshotTemplate {
 	entries, _ := harnessFiles.ReadDir("harness")
 	var out []snapshotTemplate
 	for _, e := range entries {
@@ -314,7 +329,7 @@ var snapshotTemplates = sync.OnceValue(func() []snapshotTemplate {
 		}
 	}
 	return out
-})
+}
 
 // compileTemplate splits a template at its slots. A template with an
 // unknown slot, or a slot followed by a byte it could hold, is dropped (it

@@ -64,10 +64,10 @@ var knownNodes = nameSet{
 // unsupportedNodes exist in the syntax package but never in the bash, sh,
 // zsh or ksh text this analysis parses as it does; met anyway, they make
 // the program needs-review.
-var unsupportedNodes = map[string]bool{
-	"FlagsArithm": true, // zsh subscript flags
-	"BraceExp":    true, // only made by syntax.SplitBraces, never parsed
-	"TestDecl":    true, // bats test declarations
+var unsupportedNodes = nameSet{
+	"BraceExp",    // only made by syntax.SplitBraces, never parsed
+	"FlagsArithm", // zsh subscript flags
+	"TestDecl",    // bats test declarations
 }
 
 func (a *analyzer) markSeen(n syntax.Node) {

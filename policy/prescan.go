@@ -110,17 +110,16 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// prescanWeight is what each byte adds to the estimate.
-var prescanWeight = func() (t [256]uint8) {
-	for _, c := range []byte("({[`") {
-		t[c] = prescanNest
-	}
-	for _, c := range []byte("|&!+-*/%<>=^~?:,") {
-		t[c] = prescanOp
-	}
-	t[';'], t['\n'] = 1, 1
-	return t
-}()
+// prescanWeight is what each byte adds to the estimate. It is an array
+// literal, laid out by the linker, not one filled in by code that would
+// run at start-up of every shim process.
+var prescanWeight = [256]uint8{
+	'(': prescanNest, '{': prescanNest, '[': prescanNest, '`': prescanNest,
+	'|': prescanOp, '&': prescanOp, '!': prescanOp, '+': prescanOp, '-': prescanOp, '*': prescanOp,
+	'/': prescanOp, '%': prescanOp, '<': prescanOp, '>': prescanOp, '=': prescanOp, '^': prescanOp,
+	'~': prescanOp, '?': prescanOp, ':': prescanOp, ',': prescanOp,
+	';': 1, '\n': 1,
+}
 
 // prescanWords are the reserved words that open or continue a compound
 // command in any of the languages parsed.

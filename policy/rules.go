@@ -424,10 +424,10 @@ func (c *codeRule) regexp() (*regexp.Regexp, error) {
 }
 
 // effects are the values of rule.Effect.
-var effects = map[string]bool{
-	"code": true, "library": true, "write": true, "upload": true,
-	"download": true, "listen": true, "privilege": true, "config": true,
-	"credentials": true, // reads or prints secrets
+var effects = nameSet{
+	"code", "config",
+	"credentials", // reads or prints secrets
+	"download", "library", "listen", "privilege", "upload", "write",
 }
 
 // rules is the rule table with its indexes.
@@ -533,7 +533,7 @@ func loadRules(rf *ruleFile) (*rules, error) {
 		if ru.ID == "" || ru.Reason == "" {
 			return nil, fmt.Errorf("rules: a rule for %v lacks an id or a reason", ru.Programs)
 		}
-		if ru.Effect != "" && !effects[ru.Effect] {
+		if ru.Effect != "" && !effects.has(ru.Effect) {
 			return nil, fmt.Errorf("rules: rule %s: unknown effect %q", ru.ID, ru.Effect)
 		}
 		if ru.Effect != "" && !ru.Firm && ru.Risk != Dangerous {

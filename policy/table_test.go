@@ -74,6 +74,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"stdinNames": stdinNames, "publicParams": publicParams, "harmlessSetOption": harmlessSetOption,
 		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes, "prescanWords": prescanWords,
 		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
+		"unsupportedNodes": unsupportedNodes, "effects": effects,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -82,7 +83,8 @@ func TestStaticTablesSorted(t *testing.T) {
 	keys := map[string][]string{
 		"shellLangs": tableKeys(shellLangs), "dryRunOptions": tableKeys(dryRunOptions), "reasonEffects": tableKeys(reasonEffects),
 		"snapshotSlots": tableKeys(snapshotSlots), "fileWriters": tableKeys(fileWriters), "codeFileOptions": tableKeys(codeFileOptions),
-		"zshCommands": tableKeys(zshCommands),
+		"zshCommands": tableKeys(zshCommands), "builtinTable": tableKeys(builtinTable), "downloadOutputs": tableKeys(downloadOutputs),
+		"defaultTrustedSources": tableKeys(defaultTrustedSources), "claudeEnvHookOrder": tableKeys(claudeEnvHookOrder),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
@@ -106,4 +108,13 @@ func TestStaticTablesSorted(t *testing.T) {
 		}
 	}
 	assert.Equal(t, declared, listed, "a package-level table or name set is not checked here: add it")
+}
+
+// TestBuiltinAliases: readarray is mapfile under another name, and reads
+// its operands the same way.
+func TestBuiltinAliases(t *testing.T) {
+	mapfile := builtinTable.get("mapfile")
+	require.NotNil(t, mapfile)
+	assert.Same(t, mapfile, builtinTable.get("readarray"))
+	assert.Equal(t, []string{"-C"}, mapfile.codeOptions)
 }
