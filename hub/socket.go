@@ -71,6 +71,13 @@ func checkDir(dir string, mustOwn bool) error {
 		stat = os.Lstat
 	}
 	fi, err := stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// No hub has made it, the common case for a shim: the error is
+		// only tested, and formatting it would be the shim's first use
+		// of fmt, paid on every command (issue 16). os's own error names
+		// the directory.
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("socket directory %s: %w", dir, err)
 	}
