@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -63,29 +62,34 @@ func (c execChild) wait() (syscall.WaitStatus, error) {
 }
 
 // openStreams returns the descriptors a spawned shell gets as 0, 1 and 2,
-// opening /dev/null for the missing ones as os/exec does, and a function
-// that closes what it opened.
+// opening /dev/null for the missing ones as os/exec does — read-only as
+// stdin, write-only as stdout or stderr, one open file each — and a
+// function that closes what it opened. A shared read-write /dev/null would
+// let the shell write to its stdin or read its stdout, which under os/exec
+// fail with EBADF.
 func openStreams(stdin, stdout, stderr *os.File) ([]uintptr, func(), error) {
-	var null *os.File
-	closeNull := func() {
-		if null != nil {
-			null.Close()
+	var opened []*os.File
+	closeAll := func() {
+		for _, f := range opened {
+			f.Close()
 		}
 	}
 	fds := make([]uintptr, 3)
 	for i, f := range []*os.File{stdin, stdout, stderr} {
 		if f == nil {
-			if null == nil {
-				var err error
-				if null, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
-					return nil, closeNull, fmt.Errorf("open %s: %w", os.DevNull, err)
-				}
+			flag := os.O_WRONLY
+			if i == 0 {
+				flag = os.O_RDONLY
 			}
-			f = null
+			var err error
+			if f, err = os.OpenFile(os.DevNull, flag, 0); err != nil {
+				return nil, closeAll, err // os/exec's error: open /dev/null: …
+			}
+			opened = append(opened, f)
 		}
 		fds[i] = f.Fd()
 	}
-	return fds, closeNull, nil
+	return fds, closeAll, nil
 }
 
 // environ is the environment the shell gets: o.Env, or this process's,
