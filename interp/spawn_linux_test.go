@@ -54,7 +54,7 @@ func viaExec(o *Options, stdout *os.File) (child, error) {
 func TestSpawnMatchesExec(t *testing.T) {
 	sh := bash(t)
 	dir := t.TempDir()
-	probe := `printf '%s|' "$0" "$@"; echo; pwd; env | LC_ALL=C sort | grep -v '^_='; ls -l /proc/$$/fd | wc -l`
+	probe := `printf '%s|' "$0" "$@"; echo; pwd; env | LC_ALL=C sort | grep -v '^_='; set -- /proc/$$/fd/*; echo $#`
 	cases := []struct {
 		name string
 		o    Options
