@@ -103,10 +103,24 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// ErrStatusLost is wrapped by Run's error when the shell ran but its exit
+// status could not be collected; Result.ExitStatus is then StatusLost.
+var ErrStatusLost error = statusLostError{}
+
+// statusLostError is ErrStatusLost's type: a value the linker lays out,
+// where errors.New would allocate when every shim process starts.
+type statusLostError struct{}
+
+func (statusLostError) Error() string { return "exit status lost" }
+
+// StatusLost is Result.ExitStatus when the status could not be collected:
+// a failure, never a success a caller could take for the command's.
+const StatusLost = 255
+
 // Result describes a finished command.
 type Result struct {
 	// ExitStatus is the shell's exit status, or 128+n if signal n killed it,
-	// as bash reports it.
+	// as bash reports it, or StatusLost.
 	ExitStatus int
 	// Signaled says a signal killed the shell; Signal is that signal. A
 	// shim that wants its parent to see exactly what bash would show can
@@ -348,7 +362,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if waitErr != nil {
 		// wait4 itself failed (SIGCHLD ignored, say): the status is lost,
 		// and guessing one could report success for a failed command.
-		return res, fmt.Errorf("wait for %s: %w", o.Shell, waitErr)
+		res.ExitStatus = StatusLost
+		return res, fmt.Errorf("wait for %s: %w: %w", o.Shell, ErrStatusLost, waitErr)
 	}
 	if ws.Signaled() {
 		res.Signaled, res.Signal = true, ws.Signal()

@@ -286,3 +286,12 @@ func TestRunBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestRunStatusLost: when the shell's status cannot be collected (here the
+// kernel reaps it because SIGCHLD is ignored), Run says so and reports a
+// failure, never the 0 a caller would take for success.
+func TestRunStatusLost(t *testing.T) {
+	out, err := helper(t, "nochild", scriptEnv+"=exit 0").Output()
+	require.NoError(t, err)
+	require.Equal(t, "lost=true status=255\n", string(out))
+}

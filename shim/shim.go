@@ -531,7 +531,13 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 		s.record(ev)
 		return ExitDenied, 0
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, interp.ErrStatusLost):
+		// The command ran, but how it ended is unknown: a failure, said in
+		// one line, never a success (res.ExitStatus is interp.StatusLost).
+		fmt.Fprintf(s.o.Stderr, "execgate: %v\n", err)
+		ev.Message = err.Error()
+	case err != nil:
 		s.warnf("run: %v", err)
 	}
 	ms := res.Duration.Milliseconds()
