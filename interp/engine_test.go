@@ -411,11 +411,13 @@ func TestEngineStdin(t *testing.T) {
 // TestEngineCappedLikeRun writes 5 MB through RunEngine and through Run,
 // from builtins and external commands on both streams: what the caller
 // receives must be identical but for the spill file's name, and each spill
-// file must hold the whole output. (stderr is written first and given time
-// to be read, so that the order of the two pipes cannot differ.)
+// file must hold the whole output. (stderr is written first, less than a
+// pipe holds, and given time to be read, so that the order of the two
+// pipes cannot differ: with 2 MB on stderr, reading it could outlast the
+// pause under the race detector, and stdout's bytes took part of the head.)
 func TestEngineCappedLikeRun(t *testing.T) {
 	sh := bash(t)
-	prog := `echo start; printf 'err\n' >&2; head -c 2000000 /dev/zero | tr '\0' e >&2; sleep 0.2; head -c 3000000 /dev/zero | tr '\0' a; echo; echo end`
+	prog := `echo start; printf 'err\n' >&2; head -c 30000 /dev/zero | tr '\0' e >&2; sleep 0.2; head -c 4970000 /dev/zero | tr '\0' a; echo; echo end`
 	const maxBytes, tail = 100000, 20000
 	spills := t.TempDir()
 	var eOut, eErr bytes.Buffer
