@@ -254,13 +254,8 @@ func ParseCommandLine(argv []string) CommandLine {
 			plain = plain && plainOption(o)
 		}
 		cl.Plain = plain
-	case !stdin && i < len(argv):
-		cl.Source, cl.Script, cl.Params = FromFile, argv[i], argv[i+1:]
 	default:
-		cl.Source = FromStdin
-		if i < len(argv) {
-			cl.Params = argv[i:]
-		}
+		cl.fromOperands(argv[min(i, len(argv)):], stdin)
 	}
 	return cl
 }
@@ -331,13 +326,23 @@ func ParseZshCommandLine(argv []string) CommandLine {
 			return CommandLine{Source: Invalid, Problem: "-c: string expected"}
 		}
 		cl.Source, cl.Command, cl.Params = FromString, argv[i], argv[i+1:]
-	case !stdin && i < len(argv):
-		cl.Source, cl.Script, cl.Params = FromFile, argv[i], argv[i+1:]
 	default:
-		cl.Source = FromStdin
-		if i < len(argv) {
-			cl.Params = argv[i:]
-		}
+		cl.fromOperands(argv[min(i, len(argv)):], stdin)
 	}
 	return cl
+}
+
+// fromOperands sets where a program given without -c comes from, for bash
+// and zsh alike: the script file named by the first operand, or standard
+// input (with -s, or with no operand), the remaining operands being the
+// positional parameters.
+func (cl *CommandLine) fromOperands(operands []string, stdin bool) {
+	if !stdin && len(operands) > 0 {
+		cl.Source, cl.Script, cl.Params = FromFile, operands[0], operands[1:]
+		return
+	}
+	cl.Source = FromStdin
+	if len(operands) > 0 {
+		cl.Params = operands
+	}
 }

@@ -7,26 +7,31 @@ import (
 	"time"
 )
 
-// FuzzParseCommandLine: any argv (words separated by NUL) parses without
-// panicking, and the program source it names is one of the words.
+// FuzzParseCommandLine: any argv (words separated by NUL; "" is no words
+// at all) parses without panicking, as bash's and as zsh's command line,
+// and the program source it names is one of the words.
 func FuzzParseCommandLine(f *testing.F) {
-	for _, s := range []string{"bash\x00-c\x00true", "bash\x00-lc", "-bash\x00-o", "sh\x00--rcfile", "bash\x00-c\x00x\x00n\x00a", "bash\x00-s\x00a", "bash\x00--\x00-c"} {
+	for _, s := range []string{"bash\x00-c\x00true", "bash\x00-lc", "-bash\x00-o", "sh\x00--rcfile", "bash\x00-c\x00x\x00n\x00a", "bash\x00-s\x00a", "bash\x00--\x00-c", "zsh\x00+s\x00f", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		argv := strings.Split(s, "\x00")
-		cl := ParseCommandLine(argv)
-		switch cl.Source {
-		case FromString:
-			if !slices.Contains(argv, cl.Command) {
-				t.Fatalf("command %q is not a word of %q", cl.Command, argv)
-			}
-		case FromFile:
-			if !slices.Contains(argv, cl.Script) {
-				t.Fatalf("script %q is not a word of %q", cl.Script, argv)
-			}
+		var argv []string
+		if s != "" {
+			argv = strings.Split(s, "\x00")
 		}
-		_, _ = planDirect(cl, argv, nil, "/")
+		for _, cl := range []CommandLine{ParseCommandLine(argv), ParseZshCommandLine(argv)} {
+			switch cl.Source {
+			case FromString:
+				if !slices.Contains(argv, cl.Command) {
+					t.Fatalf("command %q is not a word of %q", cl.Command, argv)
+				}
+			case FromFile:
+				if !slices.Contains(argv, cl.Script) {
+					t.Fatalf("script %q is not a word of %q", cl.Script, argv)
+				}
+			}
+			_, _ = planDirect(cl, argv, nil, "/")
+		}
 	})
 }
 
