@@ -38,7 +38,12 @@ type Request struct {
 	// agent runs a command in another directory than its session's.
 	Workspace string
 	// Home is the user's home directory, for ~ and $HOME.
-	Home   string
+	Home string
+	// Getenv reads the environment the command starts with (the shim's,
+	// the agent's for a hook): what git, npm and the shell itself will
+	// read besides the command's words (GIT_CONFIG_*, GIT_DIR, CI …).
+	// nil means an empty environment.
+	Getenv func(string) string
 	Agent  string
 	Policy config.Policy
 	// Allow and Deny match segments against the effective allowlist and
@@ -51,6 +56,15 @@ type Request struct {
 	// zsh, which reads it in its own language and judges what the bash
 	// analysis does not model as needs-review.
 	Dialect Dialect
+}
+
+// env reads the command's starting environment ("" when unset or when
+// the request has none).
+func (r Request) env(name string) string {
+	if r.Getenv == nil {
+		return ""
+	}
+	return r.Getenv(name)
 }
 
 // Result is the verdict on one command.

@@ -38,6 +38,7 @@ func OwnFiles(configPath string) []string {
 func NewRequest(cfg *config.Config, agent, cwd, home string, protected []string) Request {
 	eff := cfg.Resolve(agent)
 	return Request{
+		Getenv:    os.Getenv,
 		Cwd:       cwd,
 		Home:      home,
 		Agent:     agent,

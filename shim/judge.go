@@ -108,7 +108,7 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		return j
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
-	req.Workspace = o.Workspace
+	req.Workspace, req.Getenv = o.Workspace, s.getenv
 	var hubRefused error
 	s.hub, hubRefused = s.connectHub(ctx, cfg)
 	if s.hub != nil {

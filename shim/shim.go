@@ -288,7 +288,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		s.warnf("current directory: %v", err)
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
-	req.Dialect = s.dialect
+	req.Dialect, req.Getenv = s.dialect, s.getenv
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	var hubRefused error
 	s.hub, hubRefused = s.connectHub(ctx, cfg)

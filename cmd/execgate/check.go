@@ -102,6 +102,7 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 	}
 	agent := config.DetectAgent(g.agent, g.getenv, os.Environ())
 	base := policy.NewRequest(cfg, agent, cwd, g.getenv("HOME"), policy.OwnFiles(path))
+	base.Getenv = g.getenv
 	// What the shim would apply now: the hub's session override and the
 	// environment's, said on stderr so that --json stays one object.
 	var notes []string
