@@ -178,12 +178,14 @@ type analyzer struct {
 	cwd       string // current directory as far as known; "" unknown
 	start     string // the directory the program starts in
 	protected []string
-	segs      []*Segment
-	funcs     map[string]*syntax.Stmt
-	calling   []string
-	overflow  bool
-	problems  []Reason // findings not tied to a segment (parse errors)
-	vars      varState
+	// getenv reads the environment the command starts with (Request.Getenv).
+	getenv   func(string) string
+	segs     []*Segment
+	funcs    map[string]*syntax.Stmt
+	calling  []string
+	overflow bool
+	problems []Reason // findings not tied to a segment (parse errors)
+	vars     varState
 	// tildeHome is what ~ expands to once the program assigned HOME
 	// ("" when unknown); nil while HOME is the user's home.
 	tildeHome *string
