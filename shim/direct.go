@@ -97,9 +97,14 @@ const maxInvalidEnv = 100
 
 // planDirect decides whether the lone literal command argv can run without
 // bash, and how. environ is the shim's environment; cwd its directory.
+// argv are the words as written in the program: a word bash would expand
+// or change in any way leaves the command to bash.
 func planDirect(cl CommandLine, argv, environ []string, cwd string) (directRun, bool) {
 	if !cl.Plain || cl.Source != FromString || len(argv) == 0 || argv[0] == "" {
 		return directRun{}, false
+	}
+	if !plainWords(argv) {
+		return directRun{}, false // bash expands it: globs, tildes, quotes…
 	}
 	name := argv[0]
 	if _, nothing := doNothing(name); bashBuiltin(name) && !nothing {

@@ -61,6 +61,8 @@ func TestShimDirectRun(t *testing.T) {
 		{"printenv", "p"}, {"printenv PATH PWD SHLVL _", "p"}, {"true", "b"}, {"false x", "b"},
 		{": y", "b"}, {"ls -d .", "p"}, {"/bin/ls -d .", "s"},
 		{"nonexistent-cmd", ""}, {"echo hi", ""}, {"printenv  PATH", ""},
+		// Words bash expands go to bash; a tilde inside a word is a letter.
+		{"ls -d *", ""}, {"ls -d ~", ""}, {"ls -d ~+", ""}, {"printenv HOME~1 PATH", "p"},
 	}
 	for i, config := range []string{fullConfig, `{"version": 1, "defaults": {"security": "full", "ask": "off"}, "output": {"maxBytes": 0}}`} {
 		capped := i == 0 // an agent is named and stdout is a pipe
