@@ -241,3 +241,29 @@ func BenchmarkVsBashGitStatusFile(b *testing.B) {
 func BenchmarkVsBashGitStatusExec(b *testing.B) {
 	benchVsBash(b, noCapConfig, gitRepo(b), "git status", false)
 }
+
+// BenchmarkVsBashLsGlob: `-c 'ls *.md'` among 20 Markdown files, output
+// captured: a glob is for bash to expand, so the shim runs bash (issue 22
+// item 1) where BenchmarkVsBashLs, all plain words, it execs ls itself.
+func BenchmarkVsBashLsGlob(b *testing.B) {
+	benchVsBash(b, "", markdownDir(b), "ls *.md", false)
+}
+
+// BenchmarkVsBashLs: `-c 'ls a.md b.md'`, the same output with nothing to
+// expand.
+func BenchmarkVsBashLs(b *testing.B) {
+	benchVsBash(b, "", markdownDir(b), "ls a.md b.md", false)
+}
+
+// markdownDir is a directory of 20 small Markdown files.
+func markdownDir(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	for i := range 20 {
+		name := string(rune('a'+i)) + ".md"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
