@@ -18,7 +18,7 @@ import (
 func TestPlanDirectNames(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	for _, name := range []string{"prog", "echo", "cd", "readarray", "time", "[[", "true", "false", ":"} {
+	for _, name := range []string{"prog", "echo", "cd", "readarray", "time", "[[", "true", "false", ":", "%prog"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755))
 	}
 	env := []string{"PATH=" + dir, "PWD=" + dir, "SHLVL=1"}
@@ -36,6 +36,7 @@ func TestPlanDirectNames(t *testing.T) {
 		{name: "false", direct: true, builtin: true, status: 1},
 		{name: "echo"}, {name: "cd"}, {name: "readarray"}, {name: "time"}, {name: "[["},
 		{name: "missing"},
+		{name: "%prog"}, // a job spec to bash: `fg %prog`
 		{name: "prog", env: []string{"IFS=:"}}, {name: "prog", env: []string{"BASH=/bin/bash"}},
 		{name: "prog", env: []string{"SRANDOM=1"}}, {name: "prog", env: []string{"ENV=/x"}},
 		{name: "prog", env: []string{"BASH_ENV=/x"}},

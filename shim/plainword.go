@@ -1,5 +1,7 @@
 package shim
 
+import "strings"
+
 // A command runs without bash only when bash would pass each of its words
 // on exactly as written. Rather than list what bash expands (globs, extended
 // globs, braces, tildes, parameters, quotes, escapes, comments, and
@@ -55,8 +57,13 @@ func plainByte(c byte) bool {
 	return false
 }
 
-// plainWords reports whether every word of argv is a plainWord.
+// plainWords reports whether every word of argv is a plainWord and the
+// command name is not a job spec: bash runs `%1` and `%name` as `fg %1`,
+// whatever program of that name is on PATH.
 func plainWords(argv []string) bool {
+	if len(argv) > 0 && strings.HasPrefix(argv[0], "%") {
+		return false
+	}
 	for _, w := range argv {
 		if !plainWord(w) {
 			return false
