@@ -29,6 +29,9 @@ func TestLeanShimMatchesCLI(t *testing.T) {
 	}
 	for _, config := range []string{"", fullConfig} {
 		e := newShimEnv(t, config)
+		// Under security=full `rm -rf ~` runs, and bash expands the tilde:
+		// a home of its own, away from the configuration and the audit log.
+		e.env = append(e.env, "HOME="+t.TempDir())
 		for _, command := range commands {
 			var outs [2]outcome
 			var evs [2][]map[string]any
