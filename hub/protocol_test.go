@@ -234,6 +234,12 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 40 MB")
 	}
+	if raceEnabled {
+		// The hub must read 200 KB reports within the requester's 1 s
+		// write timeout; under the detector on a loaded machine it may
+		// not, slow reader or none. The plain go test runs it.
+		t.Skip("moves 40 MB against a 1 s deadline; skipped under -race")
+	}
 	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
