@@ -27,6 +27,10 @@ const (
 	serveConfigEnv = "EXECGATE_HUB_TEST_CONFIG"
 	serveSocketEnv = "EXECGATE_HUB_TEST_SOCKET"
 	clientEnv      = "EXECGATE_HUB_TEST_CLIENT"
+	// clientRoleEnv and clientTokenEnv make clientMain say hello as that
+	// role with that token instead of asking.
+	clientRoleEnv  = "EXECGATE_HUB_TEST_ROLE"
+	clientTokenEnv = "EXECGATE_HUB_TEST_TOKEN"
 )
 
 func TestMain(m *testing.M) {
@@ -67,6 +71,17 @@ func serveMain() int {
 func clientMain() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if role := os.Getenv(clientRoleEnv); role != "" {
+		c, err := Dial(ctx, DialOptions{Socket: os.Getenv(serveSocketEnv), Token: os.Getenv(clientTokenEnv), Role: Role(role), Name: "other-uid"})
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 0
+		}
+		defer c.Close()
+		_, err = c.List(ctx)
+		fmt.Println("hello ok; list:", err)
+		return 0
+	}
 	c, err := Dial(ctx, DialOptions{Socket: os.Getenv(serveSocketEnv), Name: "other-uid"})
 	if err != nil {
 		fmt.Println("dial:", err)
