@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -279,8 +280,8 @@ func (s *Server) broadcastLocked(name string, payload any) {
 		s.log.Error("encode event", "event", name, "err", err)
 		return
 	}
-	b = append(b, '\n')
+	digest := sha256.Sum256(b)
 	for c := range s.subs {
-		c.sendLine(b)
+		c.sendFrame(b, &digest)
 	}
 }

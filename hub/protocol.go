@@ -3,8 +3,9 @@ package hub
 import "encoding/json"
 
 // ProtocolVersion is sent in the hello handshake; a hub refuses clients of
-// another version with ErrCodeVersion.
-const ProtocolVersion = 1
+// another version with ErrCodeVersion. Version 2 added the hub's proof and
+// sealed frames (see frameauth.go).
+const ProtocolVersion = 2
 
 // MaxLine bounds one JSON line in either direction, newline included.
 const MaxLine = 256 << 10
@@ -108,6 +109,11 @@ type Frame struct {
 	Error   *ErrorBody      `json:"error,omitempty"`
 	Event   string          `json:"event,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Seq and MAC seal the frame (see docs/protocol.md): the hub's frames
+	// from the hello's answer on, and a checking client's after its hello.
+	// They are always the frame's last two members.
+	Seq uint64 `json:"seq,omitempty"`
+	MAC string `json:"mac,omitempty"`
 }
 
 // ErrorBody is a failed response's error. It implements error so that
@@ -121,7 +127,8 @@ func (e *ErrorBody) Error() string { return "hub: " + e.Code + ": " + e.Message 
 
 // HelloParams is the first frame of every connection. MAC is
 // hex(HMAC-SHA256(token, Nonce + ":" + strconv.FormatInt(TimestampMs, 10) +
-// ":" + payload)) where payload is "execgate-hub/1 " + Role. Nonce is at
+// ":" + payload)) where payload is "execgate-hub/2 " + Role. Nonce is also
+// the client's challenge to the hub (see HelloResult.HubNonce). Nonce is at
 // least 16 random bytes, hex; the hub remembers nonces for the ±10 s window
 // and refuses a timestamp outside it.
 type HelloParams struct {
@@ -159,6 +166,11 @@ type HelloResult struct {
 	// Approvers is how many approver connections are subscribed now
 	// (watchers are not counted).
 	Approvers int `json:"approvers"`
+	// HubNonce is the hub's half of the connection key: with the token,
+	// the role and the hello's nonce it keys the seal on this answer and
+	// every frame after it, which is how the hub proves it knows the
+	// token. Empty when the hub has no token to seal with.
+	HubNonce string `json:"hubNonce,omitempty"`
 }
 
 // ApprovalRequest asks for one command. It is also the body of an Approval.
