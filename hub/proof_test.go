@@ -86,7 +86,9 @@ func forged(method string) any {
 func TestFakeHubRefused(t *testing.T) {
 	token := "Xq3vR8tYp2LmN6wZ0aBcDeFgHiJkLmNoPqRsTuVwXyA"
 	plain := func(_ uint64, b []byte) []byte { return append(b, '\n') }
-	ownKey := func(n uint64, b []byte) []byte { return seal([]byte("a key of its own, not the token's"), dirHub, n, b) }
+	ownKey := func(n uint64, b []byte) []byte {
+		return seal([]byte("a key of its own, not the token's"), dirHub, n, b)
+	}
 	// A guess at the key from the token it does not have, with the
 	// right construction otherwise.
 	guessed := func(n uint64, b []byte) []byte {
@@ -120,8 +122,8 @@ func TestFakeHubRefused(t *testing.T) {
 // relay sits between clients and the real hub, line by line; tamper may
 // change, drop (nil) or duplicate (two lines) what passes.
 type relay struct {
-	socket string
-	mu     sync.Mutex
+	socket              string
+	mu                  sync.Mutex
 	fromClient, fromHub func(n int, line []byte) [][]byte
 }
 
