@@ -379,13 +379,13 @@ func decodeAnswer(f Frame, result any) error {
 func encodeFrame(id, method string, params any) ([]byte, error) {
 	f := Frame{ID: id, Method: method}
 	if params != nil {
-		raw, err := json.Marshal(params)
+		raw, err := marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("hub: encode %s params: %w", method, err)
 		}
 		f.Params = raw
 	}
-	b, err := json.Marshal(f)
+	b, err := marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("hub: encode %s: %w", method, err)
 	}
@@ -455,10 +455,15 @@ func (c *Client) sendFailed(err error) error {
 // Request asks for an approval and waits for its answer. It gives the
 // request an id when it has none, so that if ctx ends first it can
 // withdraw it: approvers then see it go.
+//
+// A request too long for an approver to receive whole is fitted first
+// (FitRequest): the command stays whole, the per-segment copies shown
+// beside it are shortened.
 func (c *Client) Request(ctx context.Context, r ApprovalRequest) (ApprovalAnswer, error) {
 	if r.ID == "" {
 		r.ID = randomHex(8)
 	}
+	r = FitRequest(r)
 	var ans ApprovalAnswer
 	err := c.Call(ctx, MethodRequest, r, &ans)
 	if err != nil && ctx.Err() != nil {
@@ -484,11 +489,33 @@ func (c *Client) ResolveWith(ctx context.Context, p ResolveParams) (Approval, er
 	return a, err
 }
 
-// List returns the pending approvals, oldest first.
+// maxPages bounds the pages a list is read in: far more than the hub's
+// limits make (10,000 approvals of at most a page each).
+const maxPages = 100_000
+
+// List returns the pending approvals, oldest first, reading every page.
 func (c *Client) List(ctx context.Context) ([]Approval, error) {
-	var r ListResult
-	err := c.Call(ctx, MethodList, struct{}{}, &r)
-	return r.Approvals, err
+	var all []Approval
+	p := ListParams{}
+	for range maxPages {
+		var r ListResult
+		if err := c.Call(ctx, MethodList, p, &r); err != nil {
+			return nil, err
+		}
+		all = append(all, r.Approvals...)
+		if r.Next == "" {
+			return nonNilList(all), nil
+		}
+		p.Cursor = r.Next
+	}
+	return nil, errors.New("hub: exec.approval.list: too many pages")
+}
+
+func nonNilList[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
 }
 
 // Get returns one pending approval (id or a unique prefix).
@@ -525,11 +552,22 @@ func (c *Client) ClearSession(ctx context.Context, agent string) error {
 	return c.Call(ctx, MethodSessionClear, AgentParams{AgentID: agent}, nil)
 }
 
-// Sessions lists the live overrides (approvers only).
+// Sessions lists the live overrides (approvers only), reading every page.
 func (c *Client) Sessions(ctx context.Context) ([]SessionOverride, error) {
-	var r SessionListResult
-	err := c.Call(ctx, MethodSessionList, struct{}{}, &r)
-	return r.Sessions, err
+	var all []SessionOverride
+	p := ListParams{}
+	for range maxPages {
+		var r SessionListResult
+		if err := c.Call(ctx, MethodSessionList, p, &r); err != nil {
+			return nil, err
+		}
+		all = append(all, r.Sessions...)
+		if r.Next == "" {
+			return nonNilList(all), nil
+		}
+		p.Cursor = r.Next
+	}
+	return nil, errors.New("hub: session.list: too many pages")
 }
 
 // Status describes the hub.

@@ -383,7 +383,7 @@ func (c *conn) label() string {
 
 // reply queues a success answer.
 func (c *conn) reply(id string, result any) {
-	raw, err := json.Marshal(result)
+	raw, err := marshal(result)
 	if err != nil {
 		c.srv.log.Error("encode result", "err", err)
 		c.replyErr(id, ErrCodeInternal, "cannot encode the result")
@@ -405,11 +405,31 @@ func (c *conn) fatal(id, code, msg string) {
 	c.out.finish()
 }
 
+// send queues a frame. One that would exceed the line limit is never
+// sent: an answer becomes a TOO_LARGE error (without the id, if the id is
+// what makes it long), anything else is dropped and logged. The handlers
+// keep within the limit (see size.go); this is the last line.
 func (c *conn) send(f Frame) {
-	b, err := json.Marshal(f)
+	b, err := marshal(f)
 	if err != nil {
 		c.srv.log.Error("encode frame", "err", err)
 		return
+	}
+	if !fits(len(b)) {
+		c.srv.log.Error("frame over the line limit not sent", "bytes", len(b), "event", f.Event, "role", c.role, "name", c.name)
+		if f.OK == nil {
+			return
+		}
+		id := f.ID
+		if len(id) > maxClientID {
+			id = ""
+		}
+		ok := false
+		b, err = marshal(Frame{ID: id, OK: &ok, Error: &ErrorBody{Code: ErrCodeTooLarge,
+			Message: fmt.Sprintf("the answer would be %d bytes, over the %d-byte line limit", len(b), MaxLine)}})
+		if err != nil {
+			return
+		}
 	}
 	c.sendFrame(b, nil)
 }

@@ -84,7 +84,7 @@ const (
 // Error codes in ErrorBody.Code.
 const (
 	ErrCodeBadRequest = "BAD_REQUEST"  // malformed line, unknown method, invalid params
-	ErrCodeTooLarge   = "TOO_LARGE"    // line over MaxLine; the connection is closed after
+	ErrCodeTooLarge   = "TOO_LARGE"    // line over MaxLine (the connection is closed after); with an id: the answer would be over it
 	ErrCodeAuth       = "UNAUTHORIZED" // hello missing or failed, bad HMAC, replay, stale time
 	ErrCodeForbidden  = "FORBIDDEN"    // the role may not call this method
 	ErrCodeNotFound   = "NOT_FOUND"    // unknown, expired or already resolved approval id
@@ -229,6 +229,10 @@ type Approval struct {
 	// RequesterPid and RequesterUid come from the peer credentials.
 	RequesterPid int `json:"requesterPid"`
 	RequesterUid int `json:"requesterUid"`
+	// Truncated says the hub shortened the texts of this copy to fit a
+	// line (only in an event about a settled approval: a pending one
+	// always arrives whole); each shortened text ends in a marker.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Outcome says why an ApprovalAnswer has no decision.
@@ -278,9 +282,18 @@ type IDParams struct {
 	ID string `json:"id"`
 }
 
-// ListResult is the response to MethodList: pending approvals, oldest first.
+// ListParams asks for one page of MethodList or MethodSessionList.
+type ListParams struct {
+	// Cursor is the previous page's Next; "" for the first page.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListResult is the response to MethodList: one page of the pending
+// approvals, oldest first. Next, when set, is the Cursor of the next page:
+// an answer never exceeds the line limit, so a long list comes in pages.
 type ListResult struct {
 	Approvals []Approval `json:"approvals"`
+	Next      string     `json:"next,omitempty"`
 }
 
 // ConfigSnapshot is the configuration file with socket.token redacted, and
@@ -321,6 +334,8 @@ type ExecReport struct {
 	DurationMs  *int64        `json:"durationMs,omitempty"`
 	Pid         int           `json:"pid"`
 	TimeMs      int64         `json:"timeMs"`
+	// Truncated says the hub shortened the texts to fit a line.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // AgentParams names an agent.
@@ -344,9 +359,11 @@ type SessionOverride struct {
 	SetBy       string `json:"setBy,omitempty"`
 }
 
-// SessionListResult lists the live overrides.
+// SessionListResult lists the live overrides, one page of them (see
+// ListResult).
 type SessionListResult struct {
 	Sessions []SessionOverride `json:"sessions"`
+	Next     string            `json:"next,omitempty"`
 }
 
 // Status describes a running hub.
