@@ -2,9 +2,9 @@ package web
 
 import (
 	"bufio"
-	"errors"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"

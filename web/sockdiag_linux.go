@@ -9,7 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-
 // Layout of the sock_diag messages (linux/inet_diag.h), which x/sys does
 // not define.
 const (
