@@ -88,15 +88,15 @@ func (s *Server) request(c *conn, frameID string, r ApprovalRequest) (any, error
 	if r.ID == "" {
 		r.ID = s.newIDLocked()
 	}
+	a := Approval{ApprovalRequest: r, CreatedAtMs: now.UnixMilli(), ExpiresAtMs: now.Add(timeout).UnixMilli(),
+		RequesterPid: c.peer.pid, RequesterUid: c.peer.uid}
+	if err := checkApprovalSize(a); err != nil {
+		s.pendingShares.give(c.peer.uid)
+		return nil, err
+	}
 	s.seq++
 	p := &pending{
-		a: Approval{
-			ApprovalRequest: r,
-			CreatedAtMs:     now.UnixMilli(),
-			ExpiresAtMs:     now.Add(timeout).UnixMilli(),
-			RequesterPid:    c.peer.pid,
-			RequesterUid:    c.peer.uid,
-		},
+		a:       a,
 		seq:     s.seq,
 		req:     c,
 		frameID: frameID,
@@ -232,18 +232,23 @@ func (s *Server) withdraw(c *conn, id string) (Approval, error) {
 	return p.a, nil
 }
 
-// list returns the pending approvals, oldest first.
-func (s *Server) list() []Approval {
+// seqApproval is a pending approval and its place in creation order.
+type seqApproval struct {
+	seq uint64
+	a   Approval
+}
+
+// list returns the pending approvals created after the one numbered
+// after, oldest first.
+func (s *Server) list(after uint64) []seqApproval {
 	s.mu.Lock()
-	ps := make([]*pending, 0, len(s.pending))
+	out := make([]seqApproval, 0, len(s.pending))
 	for _, p := range s.pending {
-		ps = append(ps, p)
-	}
-	slices.SortFunc(ps, func(a, b *pending) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]Approval, len(ps))
-	for i, p := range ps {
-		out[i] = p.a
+		if p.seq > after {
+			out = append(out, seqApproval{p.seq, p.a})
+		}
 	}
 	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b seqApproval) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }

@@ -105,13 +105,18 @@ func (c *nonceCache) add(nonce string, until, now time.Time) (ok bool, full bool
 	return true, false
 }
 
+// nonceOK reports whether a hello's nonce has the required form.
+func nonceOK(nonce string) bool {
+	return len(nonce) >= minNonceHex && len(nonce) <= maxNonceHex && isHex(nonce)
+}
+
 // verifyHello checks a same-uid hello's proof. It returns "" when the hello
 // is good, else why not (one line, for the client).
 func verifyHello(p *HelloParams, token string, now time.Time, nonces *nonceCache) string {
 	if token == "" {
 		return "the hub has no token"
 	}
-	if len(p.Nonce) < minNonceHex || len(p.Nonce) > maxNonceHex || !isHex(p.Nonce) {
+	if !nonceOK(p.Nonce) {
 		return "nonce must be 32 to 128 hex characters"
 	}
 	ts := time.UnixMilli(p.TimestampMs)

@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -65,7 +67,7 @@ func TestHelloRefused(t *testing.T) {
 		{name: "garbage first", code: ErrCodeAuth, setup: func(r *raw) { r.send("GET / HTTP/1.0") }},
 		{name: "wrong version", code: ErrCodeVersion, setup: func(r *raw) {
 			p := good()
-			p.Version = 2
+			p.Version = 1
 			r.sendFrame("1", MethodHello, p)
 		}},
 		{name: "unknown role", code: ErrCodeAuth, setup: func(r *raw) {
@@ -180,6 +182,15 @@ type helloVector struct {
 	Role        Role   `json:"role"`
 	Message     string `json:"message"`
 	MAC         string `json:"mac"`
+	// The hub's proof: the connection key and a sealed hello answer.
+	HubNonce        string `json:"hubNonce"`
+	KeyMessage      string `json:"keyMessage"`
+	Key             string `json:"key"`
+	Frame           string `json:"frame"`
+	FrameDigest     string `json:"frameDigest"`
+	FrameMACMessage string `json:"frameMACMessage"`
+	FrameMAC        string `json:"frameMAC"`
+	Sealed          string `json:"sealed"`
 }
 
 func TestHelloVector(t *testing.T) {
@@ -189,11 +200,23 @@ func TestHelloVector(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &v))
 	assert.Equal(t, v.Message, helloMessage(v.Nonce, v.TimestampMs, v.Role))
 	assert.Equal(t, v.MAC, helloMAC(v.Token, v.Nonce, v.TimestampMs, v.Role))
+	// The hub's proof (numbers computed with openssl, as the
+	// documentation shows).
+	key := connKey(v.Token, v.Role, v.Nonce, v.HubNonce)
+	assert.Equal(t, v.Key, hex.EncodeToString(key))
+	assert.Equal(t, v.Sealed+"\n", string(seal(key, dirHub, 1, []byte(v.Frame))))
+	d := sha256.Sum256([]byte(v.Frame))
+	assert.Equal(t, v.FrameDigest, hex.EncodeToString(d[:]))
+	assert.Equal(t, v.FrameMAC, hex.EncodeToString(frameMAC(key, dirHub, 1, &d)))
+	body, err := openSealed([]byte(v.Sealed), key, dirHub, 1)
+	require.NoError(t, err)
+	assert.Equal(t, v.Frame, string(body))
 
 	// The documentation shows the same numbers.
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
 	require.NoError(t, err)
-	for _, s := range []string{v.Token, v.Nonce, strconv.FormatInt(v.TimestampMs, 10), v.Message, v.MAC} {
+	for _, s := range []string{v.Token, v.Nonce, strconv.FormatInt(v.TimestampMs, 10), v.Message, v.MAC,
+		v.HubNonce, v.KeyMessage, v.Key, v.FrameDigest, v.FrameMACMessage, v.FrameMAC, v.Sealed} {
 		assert.Contains(t, string(doc), s)
 	}
 	// Every method and event name of the contract is documented.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -57,8 +58,13 @@ var closingCodes = []string{ErrCodeAuth, ErrCodeTooLarge, ErrCodeVersion, ErrCod
 type Client struct {
 	nc    net.Conn
 	hello HelloResult
+	// key seals and checks every frame after the hello, when the hub was
+	// checked (see Dial); nil when the kernel vouches for it instead.
+	key  []byte
+	rseq uint64 // the hub's last frame number; the reader's alone
 
-	wmu sync.Mutex // serialises writes
+	wmu  sync.Mutex // serialises writes
+	wseq uint64     // our last frame number, under wmu
 
 	nextID     atomic.Uint64
 	mu         sync.Mutex
@@ -71,6 +77,15 @@ type Client struct {
 
 // Dial connects to the hub and says hello. When nothing listens on the
 // socket the error wraps ErrNoHub; a refused hello is an *ErrorBody.
+//
+// The hub must prove itself too. When the process listening on the
+// socket runs as our own user (or the system does not say who it is), it
+// must answer the hello's challenge with the token, and seal every frame
+// after it: anything else is an error wrapping ErrNotAuthentic, and so is
+// a client without a token to check it by. When another user listens, the
+// kernel vouches for it (a requester uid connecting to its owner's hub,
+// through a directory SocketPath checked), and the client, which has no
+// token of that hub, checks nothing more.
 func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 	if o.Socket == "" {
 		return nil, errors.New("hub: dial: no socket path")
@@ -91,6 +106,11 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		}
 		return nil, fmt.Errorf("hub: dial %s: %w", o.Socket, err)
 	}
+	check := checksHub(nc)
+	if check && o.Token == "" {
+		nc.Close()
+		return nil, fmt.Errorf("hub: %s: %w: it runs as your own user, and your configuration has no socket.token to check it by; refusing it", o.Socket, ErrNotAuthentic)
+	}
 	c := &Client{
 		nc:         nc,
 		calls:      map[string]chan Frame{},
@@ -98,14 +118,113 @@ func Dial(ctx context.Context, o DialOptions) (*Client, error) {
 		done:       make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
-	go c.readLoop()
 	p := newHelloParams(o.Token, o.Role, o.Name, time.Now())
 	p.Kind, p.Host = o.Kind, o.Host
-	if err := c.Call(ctx, MethodHello, p, &c.hello); err != nil {
-		c.Close()
+	r := bufio.NewReader(nc)
+	token := ""
+	if check {
+		token = o.Token
+	}
+	if err := c.sayHello(ctx, r, p, token); err != nil {
+		nc.Close()
 		return nil, fmt.Errorf("hub: hello on %s: %w", o.Socket, err)
 	}
+	go c.readLoop(r)
 	return c, nil
+}
+
+// checksHub reports whether the hub on nc must prove the token: when the
+// process listening runs as our own user, or the kernel does not say who
+// it is. Only our own user (or root) can put a socket in a directory
+// SocketPath accepts; another user there is the hub's owner, seen from a
+// requester uid.
+func checksHub(nc net.Conn) bool {
+	p, err := peerOf(nc)
+	return err != nil || p.uid == os.Geteuid()
+}
+
+// helloID is the id of the hello frame.
+const helloID = "hello"
+
+// sayHello sends the hello and reads its answer before anything else runs
+// on the connection. With a token it checks the hub's proof: the answer
+// must be sealed with the key derived from the token, both nonces and the
+// role, and the key then seals and checks every later frame.
+func (c *Client) sayHello(ctx context.Context, r *bufio.Reader, p HelloParams, token string) error {
+	deadline, _ := ctx.Deadline()
+	c.nc.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Now()) })
+	err := c.hello1(r, p, token)
+	if !stop() {
+		return ctx.Err() // the deadline was cut short: the connection is spoilt
+	}
+	c.nc.SetDeadline(time.Time{})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	return err
+}
+
+func (c *Client) hello1(r *bufio.Reader, p HelloParams, token string) error {
+	b, err := encodeFrame(helloID, MethodHello, p)
+	if err != nil {
+		return err
+	}
+	if _, err := c.nc.Write(append(b, '\n')); err != nil {
+		// The hub may have refused the connection before reading it.
+		if eb := refusal(r); eb != nil {
+			return eb
+		}
+		return fmt.Errorf("send: %w", err)
+	}
+	line, err := readLine(r, MaxLine)
+	if err != nil {
+		return fmt.Errorf("no answer: %w", err)
+	}
+	u, sealed := splitSeal(line)
+	body := line
+	if sealed {
+		body = u.body
+	}
+	var f Frame
+	if err := json.Unmarshal(body, &f); err != nil {
+		return fmt.Errorf("%w: malformed answer: %v", ErrNotAuthentic, err)
+	}
+	if f.Error != nil {
+		// A refusal needs no proof: it only ever stops us.
+		return f.Error
+	}
+	if f.ID != helloID || f.OK == nil || !*f.OK {
+		return fmt.Errorf("%w: the answer is not the hello's", ErrNotAuthentic)
+	}
+	if err := json.Unmarshal(f.Result, &c.hello); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if token == "" {
+		return nil
+	}
+	switch {
+	case !sealed:
+		return fmt.Errorf("%w (its answer is not sealed with socket.token: not execgate's hub, or one older than this client, then restart it); refusing it", ErrNotAuthentic)
+	case !nonceOK(c.hello.HubNonce):
+		return fmt.Errorf("%w (no hub nonce in its answer); refusing it", ErrNotAuthentic)
+	}
+	key := connKey(token, p.Role, p.Nonce, c.hello.HubNonce)
+	if err := u.check(key, dirHub, 1); err != nil {
+		return fmt.Errorf("%w (its answer fails the check with socket.token: %v); refusing it", ErrNotAuthentic, err)
+	}
+	c.key, c.rseq = key, 1
+	return nil
+}
+
+// refusal returns the error a hub sent before closing, if it sent one.
+func refusal(r *bufio.Reader) *ErrorBody {
+	line, _ := readLine(r, MaxLine)
+	var f Frame
+	if json.Unmarshal(line, &f) == nil && f.Error != nil {
+		return f.Error
+	}
+	return nil
 }
 
 // Hello returns what the hub answered to the hello.
@@ -132,9 +251,8 @@ func (c *Client) Close() error {
 
 // readLoop dispatches answers to calls and events to subscriptions until
 // the connection ends, then fails whatever still waits.
-func (c *Client) readLoop() {
+func (c *Client) readLoop(r *bufio.Reader) {
 	defer close(c.readerDone)
-	r := bufio.NewReader(c.nc)
 	var fatal error // an error the hub sent without an id before closing
 	var err error
 	for {
@@ -142,6 +260,16 @@ func (c *Client) readLoop() {
 		line, err = readLine(r, MaxLine)
 		if err != nil {
 			break
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		if c.key != nil {
+			if line, err = openSealed(line, c.key, dirHub, c.rseq+1); err != nil {
+				err = fmt.Errorf("%w: a frame failed its check (%v); dropping the connection", ErrNotAuthentic, err)
+				break
+			}
+			c.rseq++
 		}
 		var f Frame
 		if err = json.Unmarshal(line, &f); err != nil {
@@ -246,28 +374,30 @@ func decodeAnswer(f Frame, result any) error {
 	return nil
 }
 
-// encode builds one frame line; id "" makes it a notification.
+// encodeFrame builds one frame, a JSON object without the newline; id ""
+// makes it a notification. It leaves room for the seal.
 func encodeFrame(id, method string, params any) ([]byte, error) {
 	f := Frame{ID: id, Method: method}
 	if params != nil {
-		raw, err := json.Marshal(params)
+		raw, err := marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("hub: encode %s params: %w", method, err)
 		}
 		f.Params = raw
 	}
-	b, err := json.Marshal(f)
+	b, err := marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("hub: encode %s: %w", method, err)
 	}
-	if len(b)+1 > MaxLine {
-		return nil, fmt.Errorf("hub: %s: frame of %d bytes exceeds the %d-byte line limit", method, len(b)+1, MaxLine)
+	if len(b)+sealSuffixMax > MaxLine {
+		return nil, fmt.Errorf("hub: %s: frame of %d bytes exceeds the %d-byte line limit", method, len(b)+sealSuffixMax, MaxLine)
 	}
-	return append(b, '\n'), nil
+	return b, nil
 }
 
-// write sends one encoded frame. A failed write means the connection is
-// broken: the caller must call sendFailed.
+// write sends one encoded frame (encodeFrame's), sealed when the hub was
+// checked. A failed write means the connection is broken: the caller must
+// call sendFailed.
 func (c *Client) write(ctx context.Context, b []byte) error {
 	deadline := time.Now().Add(writeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -279,6 +409,12 @@ func (c *Client) write(ctx context.Context, b []byte) error {
 	case <-c.done:
 		return c.err
 	default:
+	}
+	if c.key != nil {
+		c.wseq++
+		b = seal(c.key, dirClient, c.wseq, b)
+	} else {
+		b = append(b, '\n')
 	}
 	c.nc.SetWriteDeadline(deadline)
 	if _, err := c.nc.Write(b); err != nil {
@@ -319,10 +455,15 @@ func (c *Client) sendFailed(err error) error {
 // Request asks for an approval and waits for its answer. It gives the
 // request an id when it has none, so that if ctx ends first it can
 // withdraw it: approvers then see it go.
+//
+// A request too long for an approver to receive whole is fitted first
+// (FitRequest): the command stays whole, the per-segment copies shown
+// beside it are shortened.
 func (c *Client) Request(ctx context.Context, r ApprovalRequest) (ApprovalAnswer, error) {
 	if r.ID == "" {
 		r.ID = randomHex(8)
 	}
+	r = FitRequest(r)
 	var ans ApprovalAnswer
 	err := c.Call(ctx, MethodRequest, r, &ans)
 	if err != nil && ctx.Err() != nil {
@@ -348,11 +489,33 @@ func (c *Client) ResolveWith(ctx context.Context, p ResolveParams) (Approval, er
 	return a, err
 }
 
-// List returns the pending approvals, oldest first.
+// maxPages bounds the pages a list is read in: far more than the hub's
+// limits make (10,000 approvals of at most a page each).
+const maxPages = 100_000
+
+// List returns the pending approvals, oldest first, reading every page.
 func (c *Client) List(ctx context.Context) ([]Approval, error) {
-	var r ListResult
-	err := c.Call(ctx, MethodList, struct{}{}, &r)
-	return r.Approvals, err
+	var all []Approval
+	p := ListParams{}
+	for range maxPages {
+		var r ListResult
+		if err := c.Call(ctx, MethodList, p, &r); err != nil {
+			return nil, err
+		}
+		all = append(all, r.Approvals...)
+		if r.Next == "" {
+			return nonNilList(all), nil
+		}
+		p.Cursor = r.Next
+	}
+	return nil, errors.New("hub: exec.approval.list: too many pages")
+}
+
+func nonNilList[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
 }
 
 // Get returns one pending approval (id or a unique prefix).
@@ -389,11 +552,22 @@ func (c *Client) ClearSession(ctx context.Context, agent string) error {
 	return c.Call(ctx, MethodSessionClear, AgentParams{AgentID: agent}, nil)
 }
 
-// Sessions lists the live overrides (approvers only).
+// Sessions lists the live overrides (approvers only), reading every page.
 func (c *Client) Sessions(ctx context.Context) ([]SessionOverride, error) {
-	var r SessionListResult
-	err := c.Call(ctx, MethodSessionList, struct{}{}, &r)
-	return r.Sessions, err
+	var all []SessionOverride
+	p := ListParams{}
+	for range maxPages {
+		var r SessionListResult
+		if err := c.Call(ctx, MethodSessionList, p, &r); err != nil {
+			return nil, err
+		}
+		all = append(all, r.Sessions...)
+		if r.Next == "" {
+			return nonNilList(all), nil
+		}
+		p.Cursor = r.Next
+	}
+	return nil, errors.New("hub: session.list: too many pages")
 }
 
 // Status describes the hub.

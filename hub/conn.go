@@ -3,6 +3,7 @@ package hub
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +61,11 @@ type conn struct {
 	name string
 	kind string // approver kind from the hello (KindTUI …), "" when not said
 	host string // where the person is, from the hello; "" for this host
+	// inKey, set by the hello of a client that proved the token, is the
+	// key every later frame of that client must be sealed with; inSeq
+	// counts them. Only the reader uses them.
+	inKey []byte
+	inSeq uint64
 
 	// Set by the server before serve runs: what the connection is charged
 	// to (its uid's connection share, or the pool of refusals).
@@ -161,6 +167,16 @@ func (c *conn) handleLine(ctx context.Context, line []byte, auth authConfig) boo
 	if len(trimSpace(line)) == 0 {
 		return true
 	}
+	if c.inKey != nil {
+		body, err := openSealed(line, c.inKey, dirClient, c.inSeq+1)
+		if err != nil {
+			c.srv.log.Warn("unauthenticated frame; closing", "role", c.role, "name", c.name, "pid", c.peer.pid, "err", err)
+			c.fatal("", ErrCodeAuth, "frame not authenticated ("+err.Error()+"): every frame after the hello must be sealed with the connection's key; closing")
+			return false
+		}
+		c.inSeq++
+		line = body
+	}
 	var f Frame
 	decErr := json.Unmarshal(line, &f)
 	if !c.limiter.Allow() {
@@ -230,7 +246,8 @@ func (c *conn) hello(ctx context.Context, f *Frame, auth authConfig) bool {
 		c.fatal(f.ID, ErrCodeBadRequest, fmt.Sprintf("hello: unknown kind %q (want tui, web or cli)", truncate(p.Kind)))
 		return false
 	}
-	if c.peer.uid == c.srv.uid {
+	proved := c.peer.uid == c.srv.uid
+	if proved {
 		if auth.err != nil {
 			c.fatal(f.ID, ErrCodeAuth, "the hub cannot read its configuration: "+oneLine(auth.err.Error()))
 			return false
@@ -258,6 +275,19 @@ func (c *conn) hello(ctx context.Context, f *Frame, auth authConfig) bool {
 	c.srv.mu.Lock()
 	res := HelloResult{Version: ProtocolVersion, Role: p.Role, Approvers: c.srv.approversLocked()}
 	c.srv.mu.Unlock()
+	// The hub proves itself with the token whenever the client sent a
+	// challenge it can answer: from this answer on, every frame it sends
+	// is sealed. A requester uid without the token cannot check the seal
+	// (the kernel vouches for the hub to it); a client that proved the
+	// token must seal its own frames too.
+	if auth.err == nil && auth.token != "" && nonceOK(p.Nonce) {
+		res.HubNonce = randomHex(16)
+		key := connKey(auth.token, p.Role, p.Nonce, res.HubNonce)
+		c.out.sealWith(key)
+		if proved {
+			c.inKey = key
+		}
+	}
 	c.srv.log.Debug("hello", "role", p.Role, "name", c.name, "uid", c.peer.uid, "pid", c.peer.pid)
 	c.reply(f.ID, res)
 	return true
@@ -353,7 +383,7 @@ func (c *conn) label() string {
 
 // reply queues a success answer.
 func (c *conn) reply(id string, result any) {
-	raw, err := json.Marshal(result)
+	raw, err := marshal(result)
 	if err != nil {
 		c.srv.log.Error("encode result", "err", err)
 		c.replyErr(id, ErrCodeInternal, "cannot encode the result")
@@ -375,19 +405,40 @@ func (c *conn) fatal(id, code, msg string) {
 	c.out.finish()
 }
 
+// send queues a frame. One that would exceed the line limit is never
+// sent: an answer becomes a TOO_LARGE error (without the id, if the id is
+// what makes it long), anything else is dropped and logged. The handlers
+// keep within the limit (see size.go); this is the last line.
 func (c *conn) send(f Frame) {
-	b, err := json.Marshal(f)
+	b, err := marshal(f)
 	if err != nil {
 		c.srv.log.Error("encode frame", "err", err)
 		return
 	}
-	c.sendLine(append(b, '\n'))
+	if !fits(len(b)) {
+		c.srv.log.Error("frame over the line limit not sent", "bytes", len(b), "event", f.Event, "role", c.role, "name", c.name)
+		if f.OK == nil {
+			return
+		}
+		id := f.ID
+		if len(id) > maxClientID {
+			id = ""
+		}
+		ok := false
+		b, err = marshal(Frame{ID: id, OK: &ok, Error: &ErrorBody{Code: ErrCodeTooLarge,
+			Message: fmt.Sprintf("the answer would be %d bytes, over the %d-byte line limit", len(b), MaxLine)}})
+		if err != nil {
+			return
+		}
+	}
+	c.sendFrame(b, nil)
 }
 
-// sendLine queues an encoded frame, newline included; a peer that lets its
-// queue overflow is disconnected.
-func (c *conn) sendLine(b []byte) {
-	if !c.out.push(b) {
+// sendFrame queues an encoded frame (one JSON object, no newline; the
+// queue seals it), with its SHA-256 when the caller has it already; a
+// peer that lets its queue overflow is disconnected.
+func (c *conn) sendFrame(b []byte, digest *[sha256.Size]byte) {
+	if !c.out.push(b, digest) {
 		c.srv.log.Warn("peer fell behind; disconnecting", "role", c.role, "name", c.name, "pid", c.peer.pid)
 		c.kill()
 	}
@@ -411,31 +462,62 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// outQueue is a bounded queue of encoded frames for one peer.
+// outQueue is a bounded queue of encoded frames for one peer. It seals
+// them, once the hello has given the connection a key, in the order they
+// are queued, which is the order they are written.
 type outQueue struct {
-	mu       sync.Mutex
-	frames   [][]byte
+	mu sync.Mutex
+	// pieces are written in order: each frame is its body, shared with
+	// the other subscribers of an event, then its own seal or newline.
+	pieces   [][]byte
+	lines    int
 	bytes    int
+	key      []byte // nil: frames go unsealed (before the hello)
+	seq      uint64 // the last sealed frame's number
 	signal   chan struct{}
 	closed   bool // nothing more is written
 	finished bool // nothing more is queued; drain, then stop
 }
 
+// newline ends an unsealed frame.
+var newline = []byte{'\n'}
+
 func (q *outQueue) init() { q.signal = make(chan struct{}, 1) }
 
-// push queues b; false when the queue is over its bounds (the frame is
-// dropped, and the caller disconnects the peer).
-func (q *outQueue) push(b []byte) bool {
+// sealWith makes every frame queued from now on sealed with key.
+func (q *outQueue) sealWith(key []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.key = key
+}
+
+// push queues body (one JSON object, no newline), sealed when the queue
+// has a key (digest is its SHA-256 when the caller has it, else nil);
+// false when the queue is over its bounds (the frame is dropped, and the
+// caller disconnects the peer).
+func (q *outQueue) push(body []byte, digest *[sha256.Size]byte) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed || q.finished {
 		return true // the connection is ending anyway
 	}
-	if len(q.frames) >= maxQueuedFrames || q.bytes+len(b) > maxQueuedBytes {
+	if q.lines >= maxQueuedFrames || q.bytes+len(body)+sealSuffixMax > maxQueuedBytes {
 		return false
 	}
-	q.frames = append(q.frames, b)
-	q.bytes += len(b)
+	if q.key == nil || len(body) < 2 || body[len(body)-1] != '}' {
+		q.pieces = append(q.pieces, body, newline)
+		q.bytes += len(body) + 1
+	} else {
+		if digest == nil {
+			d := sha256.Sum256(body)
+			digest = &d
+		}
+		q.seq++
+		suffix := sealSuffix(q.key, dirHub, q.seq, digest)
+		q.pieces = append(q.pieces, body[:len(body)-1], suffix)
+		q.bytes += len(body) - 1 + len(suffix)
+	}
+	q.lines++
 	q.wake()
 	return true
 }
@@ -456,8 +538,8 @@ func (q *outQueue) wait() (batch [][]byte, ok bool) {
 		case q.closed:
 			q.mu.Unlock()
 			return nil, false
-		case len(q.frames) > 0:
-			batch, q.frames, q.bytes = q.frames, nil, 0
+		case len(q.pieces) > 0:
+			batch, q.pieces, q.bytes, q.lines = q.pieces, nil, 0, 0
 			q.mu.Unlock()
 			return batch, true
 		case q.finished:
@@ -487,7 +569,7 @@ func (q *outQueue) isFinished() bool {
 func (q *outQueue) close() {
 	q.mu.Lock()
 	q.closed = true
-	q.frames, q.bytes = nil, 0
+	q.pieces, q.bytes, q.lines = nil, 0, 0
 	q.wake()
 	q.mu.Unlock()
 }

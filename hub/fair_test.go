@@ -50,7 +50,7 @@ func floodMain() int {
 	dial := func() (*Client, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return Dial(ctx, DialOptions{Socket: socket, Name: "flood"})
+		return Dial(ctx, DialOptions{Socket: socket, Token: os.Getenv(clientTokenEnv), Name: "flood"})
 	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -167,6 +167,10 @@ type otherUids struct {
 	// uids are two that are not ours: nobody and the one below when
 	// real, made-up ones in the seam (the tests may run as nobody).
 	uids [2]int
+	// token is the hub's, given to the helpers in the seam: they run as
+	// our own uid there, and a client checks a hub of its own uid by the
+	// token (a real other uid has none and needs none).
+	token string
 }
 
 func newOtherUids(t *testing.T, dir string) *otherUids {
@@ -201,6 +205,9 @@ func (o *otherUids) start(t *testing.T, uid int, socket string) *flooder {
 	t.Helper()
 	cmd := exec.Command(o.bin)
 	cmd.Env = []string{floodEnv + "=1", serveSocketEnv + "=" + socket}
+	if !o.real {
+		cmd.Env = append(cmd.Env, clientTokenEnv+"="+o.token)
+	}
 	cmd.Stderr = os.Stderr
 	if o.real {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
@@ -306,6 +313,7 @@ func TestFairShares(t *testing.T) {
 		o.peerCred = uids.seam.peerCred
 	})
 
+	uids.token = h.token
 	f := uids.start(t, flood, h.socket)
 	f.do("raw 2") // counted from accept, hello or not
 	said := f.do("conns 10")
@@ -388,6 +396,7 @@ func TestRefusedUidFlood(t *testing.T) {
 		o.Limits = Limits{Conns: 8, OwnerConns: 4}
 		o.peerCred = uids.seam.peerCred
 	})
+	uids.token = h.token
 	f := uids.start(t, stranger, h.socket)
 	f.do("raw 8")
 	said := f.do("conns 1")

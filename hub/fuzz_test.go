@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -30,7 +31,9 @@ func pipeConn(s *Server, p peer) (net.Conn, <-chan struct{}) {
 }
 
 // FuzzFrame feeds arbitrary bytes to the hub's line handling, after a
-// valid hello when the first byte is odd: the hub must not panic, and
+// valid hello when the first byte is odd (each line of the input then
+// sealed with the connection's key when the second bit is clear too, so
+// that what is inside reaches the handlers): the hub must not panic, and
 // everything it answers must be one valid JSON frame per line.
 func FuzzFrame(f *testing.F) {
 	seeds := []string{
@@ -49,6 +52,7 @@ func FuzzFrame(f *testing.F) {
 	}
 	for _, s := range seeds {
 		f.Add(byte(1), []byte(s))
+		f.Add(byte(3), []byte(s))
 		f.Add(byte(0), []byte(s))
 	}
 	dir := f.TempDir()
@@ -65,10 +69,21 @@ func FuzzFrame(f *testing.F) {
 		}()
 		var frames []Frame
 		readErr := make(chan error, 1)
+		keyc := make(chan []byte, 1)
+		hello := newHelloParams(auth.token, RoleApprover, "fuzz", time.Now())
 		go func() {
 			r := bufio.NewReader(nc)
 			for {
 				line, err := r.ReadBytes('\n')
+				if u, ok := splitSeal(line); ok {
+					var fr Frame
+					if json.Unmarshal(u.body, &fr) == nil && fr.ID == "hello" {
+						var res HelloResult
+						json.Unmarshal(fr.Result, &res)
+						keyc <- connKey(auth.token, RoleApprover, hello.Nonce, res.HubNonce)
+					}
+					line = append(u.body, '\n')
+				}
 				if len(line) > 0 {
 					var fr Frame
 					if !json.Valid(line) || json.Unmarshal(line, &fr) != nil {
@@ -88,12 +103,36 @@ func FuzzFrame(f *testing.F) {
 			}
 		}()
 		nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		sentinel := []byte(`{"id":"sentinel","method":"hub.status"}`)
 		if mode&1 == 1 {
-			b, _ := encodeFrame("hello", MethodHello, newHelloParams(auth.token, RoleApprover, "fuzz", time.Now()))
-			nc.Write(b)
+			b, _ := encodeFrame("hello", MethodHello, hello)
+			nc.Write(append(b, '\n'))
 		}
-		nc.Write(input)
-		nc.Write([]byte("\n{\"id\":\"sentinel\",\"method\":\"hub.status\"}\n"))
+		if mode&3 == 1 {
+			var key []byte
+			select {
+			case key = <-keyc:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer to the hello")
+			}
+			var n uint64
+			for _, l := range bytes.Split(append(input, '\n'), []byte("\n")) {
+				if len(bytes.TrimSpace(l)) == 0 {
+					nc.Write(append(l, '\n'))
+					continue
+				}
+				if l[len(l)-1] != '}' {
+					l = append(l, '}')
+				}
+				n++
+				nc.Write(seal(key, dirClient, n, l))
+			}
+			n++
+			nc.Write(seal(key, dirClient, n, sentinel))
+		} else {
+			nc.Write(input)
+			nc.Write(append(append([]byte("\n"), sentinel...), '\n'))
+		}
 		select {
 		case err := <-readErr:
 			require.NoError(t, err, "invalid frame from the hub for input %q", input)

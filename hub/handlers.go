@@ -2,10 +2,12 @@ package hub
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -161,7 +163,14 @@ func handleResolve(_ context.Context, c *conn, f *Frame) (any, error) {
 	if err := checkDenyMessage(p); err != nil {
 		return nil, err
 	}
-	return c.srv.resolve(c, p)
+	a, err := c.srv.resolve(c, p)
+	if err != nil {
+		return nil, err
+	}
+	// The settled approval carries the chosen patterns besides the
+	// proposals they came from: shortened if that is over the limit.
+	fitted, _, err := fitApproval(a, pageBudget)
+	return fitted, err
 }
 
 // checkDenyMessage refuses a message with an allow (nobody would read it)
@@ -178,8 +187,30 @@ func checkDenyMessage(p ResolveParams) error {
 	return nil
 }
 
-func handleList(_ context.Context, c *conn, _ *Frame) (any, error) {
-	return ListResult{Approvals: c.srv.list()}, nil
+func handleList(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[ListParams](f)
+	if err != nil {
+		return nil, err
+	}
+	after, err := seqCursor(p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	raws, next, err := page(c.srv.list(after),
+		func(sa seqApproval) string { return strconv.FormatUint(sa.seq, 10) },
+		func(sa seqApproval) ([]byte, error) { return marshal(sa.a) })
+	if err != nil {
+		return nil, err
+	}
+	return listPage{Approvals: nonNil(raws), Next: next}, nil
+}
+
+// nonNil makes an empty page encode as [] rather than null.
+func nonNil(raws []json.RawMessage) []json.RawMessage {
+	if raws == nil {
+		return []json.RawMessage{}
+	}
+	return raws
 }
 
 func handleGet(_ context.Context, c *conn, f *Frame) (any, error) {
@@ -213,6 +244,9 @@ func handleConfigGet(_ context.Context, c *conn, _ *Frame) (any, error) {
 	snap, err := c.srv.config.snapshot()
 	if err != nil {
 		return nil, errBody(ErrCodeInternal, oneLine(err.Error()))
+	}
+	if b, err := marshal(snap); err == nil && len(b) > pageBudget {
+		return nil, errBody(ErrCodeTooLarge, fmt.Sprintf("the configuration file is %d bytes as sent, over the %d-byte line limit; edit it with execgate or an editor", len(b), pageBudget))
 	}
 	return snap, nil
 }
@@ -255,8 +289,18 @@ func handleSessionClear(_ context.Context, c *conn, f *Frame) (any, error) {
 	return struct{}{}, nil
 }
 
-func handleSessionList(_ context.Context, c *conn, _ *Frame) (any, error) {
-	return SessionListResult{Sessions: c.srv.sessionList()}, nil
+func handleSessionList(_ context.Context, c *conn, f *Frame) (any, error) {
+	p, err := params[ListParams](f)
+	if err != nil {
+		return nil, err
+	}
+	raws, next, err := page(c.srv.sessionList(p.Cursor),
+		func(o SessionOverride) string { return o.AgentID },
+		func(o SessionOverride) ([]byte, error) { return marshal(o) })
+	if err != nil {
+		return nil, err
+	}
+	return sessionPage{Sessions: nonNil(raws), Next: next}, nil
 }
 
 func handleStatus(_ context.Context, c *conn, _ *Frame) (any, error) {
@@ -269,18 +313,21 @@ func (s *Server) broadcastLocked(name string, payload any) {
 	if len(s.subs) == 0 {
 		return
 	}
-	raw, err := json.Marshal(payload)
+	raw, err := eventPayload(name, payload)
 	if err != nil {
 		s.log.Error("encode event", "event", name, "err", err)
 		return
 	}
-	b, err := json.Marshal(Frame{Event: name, Payload: raw})
+	b, err := marshal(Frame{Event: name, Payload: raw})
+	if err == nil && !fits(len(b)) {
+		err = fmt.Errorf("%d bytes, over the line limit", len(b))
+	}
 	if err != nil {
 		s.log.Error("encode event", "event", name, "err", err)
 		return
 	}
-	b = append(b, '\n')
+	digest := sha256.Sum256(b)
 	for c := range s.subs {
-		c.sendLine(b)
+		c.sendFrame(b, &digest)
 	}
 }

@@ -27,6 +27,10 @@ const (
 	serveConfigEnv = "EXECGATE_HUB_TEST_CONFIG"
 	serveSocketEnv = "EXECGATE_HUB_TEST_SOCKET"
 	clientEnv      = "EXECGATE_HUB_TEST_CLIENT"
+	// clientRoleEnv and clientTokenEnv make clientMain say hello as that
+	// role with that token instead of asking.
+	clientRoleEnv  = "EXECGATE_HUB_TEST_ROLE"
+	clientTokenEnv = "EXECGATE_HUB_TEST_TOKEN"
 )
 
 func TestMain(m *testing.M) {
@@ -67,6 +71,17 @@ func serveMain() int {
 func clientMain() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if role := os.Getenv(clientRoleEnv); role != "" {
+		c, err := Dial(ctx, DialOptions{Socket: os.Getenv(serveSocketEnv), Token: os.Getenv(clientTokenEnv), Role: Role(role), Name: "other-uid"})
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 0
+		}
+		defer c.Close()
+		_, err = c.List(ctx)
+		fmt.Println("hello ok; list:", err)
+		return 0
+	}
 	c, err := Dial(ctx, DialOptions{Socket: os.Getenv(serveSocketEnv), Name: "other-uid"})
 	if err != nil {
 		fmt.Println("dial:", err)
@@ -207,11 +222,17 @@ func (h *testHub) approver(t testing.TB, name string) (*Client, <-chan Event) {
 	return c, ev
 }
 
-// raw is a connection speaking the wire protocol by hand.
+// raw is a connection speaking the wire protocol by hand. After a hello
+// the hub answered with a hub nonce it seals what it sends and checks the
+// seal of what it reads, as a client must; unsealed sends unsealed frames
+// all the same (to see the hub refuse them).
 type raw struct {
-	t  testing.TB
-	nc net.Conn
-	r  *bufio.Reader
+	t        testing.TB
+	nc       net.Conn
+	r        *bufio.Reader
+	key      []byte
+	in, out  uint64 // the last frame numbers read and sent
+	unsealed bool
 }
 
 func (h *testHub) raw(t testing.TB) *raw {
@@ -222,10 +243,22 @@ func (h *testHub) raw(t testing.TB) *raw {
 	return &raw{t: t, nc: nc, r: bufio.NewReaderSize(nc, MaxLine)}
 }
 
+// send writes one line, sealed once the connection has a key (a line that
+// does not end in a brace gets one, which the seal then replaces: the hub
+// reads the line with a brace added, which no test relies on being valid).
 func (r *raw) send(line string) {
 	r.t.Helper()
+	b := []byte(line + "\n")
+	if r.key != nil && !r.unsealed && strings.TrimSpace(line) != "" {
+		body := []byte(line)
+		if !strings.HasSuffix(line, "}") {
+			body = append(body, '}')
+		}
+		r.out++
+		b = seal(r.key, dirClient, r.out, body)
+	}
 	r.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, err := r.nc.Write([]byte(line + "\n"))
+	_, err := r.nc.Write(b)
 	require.NoError(r.t, err)
 }
 
@@ -250,6 +283,12 @@ func (r *raw) read(timeout time.Duration) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
+	if r.key != nil {
+		if line, err = openSealed(line, r.key, dirHub, r.in+1); err != nil {
+			return Frame{}, fmt.Errorf("frame from the hub: %w", err)
+		}
+		r.in++
+	}
 	var f Frame
 	if err := json.Unmarshal(line, &f); err != nil {
 		return Frame{}, fmt.Errorf("invalid frame %q: %w", line, err)
@@ -268,11 +307,37 @@ func (r *raw) closed() bool {
 	}
 }
 
-// hello sends a signed hello for role.
+// hello sends a signed hello for role and, with a token, checks the hub's
+// proof and takes the connection's key from it.
 func (r *raw) hello(token string, role Role) Frame {
 	r.t.Helper()
-	r.sendFrame("h", MethodHello, newHelloParams(token, role, "raw", time.Now()))
-	return r.next()
+	p := newHelloParams(token, role, "raw", time.Now())
+	r.sendFrame("h", MethodHello, p)
+	return r.helloAnswer(token, p)
+}
+
+// helloAnswer reads the answer to hello p and takes the key from it.
+func (r *raw) helloAnswer(token string, p HelloParams) Frame {
+	r.t.Helper()
+	r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := r.r.ReadBytes('\n')
+	require.NoError(r.t, err)
+	u, sealed := splitSeal(line)
+	if !sealed {
+		var f Frame
+		require.NoError(r.t, json.Unmarshal(line, &f))
+		return f
+	}
+	var f Frame
+	require.NoError(r.t, json.Unmarshal(u.body, &f))
+	var res HelloResult
+	require.NoError(r.t, json.Unmarshal(f.Result, &res))
+	if token != "" {
+		key := connKey(token, p.Role, p.Nonce, res.HubNonce)
+		require.NoError(r.t, u.check(key, dirHub, 1), "the hub's proof")
+		r.key, r.in = key, 1
+	}
+	return f
 }
 
 // errCode returns the hub's error code in err, or "".

@@ -3,8 +3,9 @@ package hub
 import "encoding/json"
 
 // ProtocolVersion is sent in the hello handshake; a hub refuses clients of
-// another version with ErrCodeVersion.
-const ProtocolVersion = 1
+// another version with ErrCodeVersion. Version 2 added the hub's proof and
+// sealed frames (see frameauth.go).
+const ProtocolVersion = 2
 
 // MaxLine bounds one JSON line in either direction, newline included.
 const MaxLine = 256 << 10
@@ -83,7 +84,7 @@ const (
 // Error codes in ErrorBody.Code.
 const (
 	ErrCodeBadRequest = "BAD_REQUEST"  // malformed line, unknown method, invalid params
-	ErrCodeTooLarge   = "TOO_LARGE"    // line over MaxLine; the connection is closed after
+	ErrCodeTooLarge   = "TOO_LARGE"    // line over MaxLine (the connection is closed after); with an id: the answer would be over it
 	ErrCodeAuth       = "UNAUTHORIZED" // hello missing or failed, bad HMAC, replay, stale time
 	ErrCodeForbidden  = "FORBIDDEN"    // the role may not call this method
 	ErrCodeNotFound   = "NOT_FOUND"    // unknown, expired or already resolved approval id
@@ -108,6 +109,11 @@ type Frame struct {
 	Error   *ErrorBody      `json:"error,omitempty"`
 	Event   string          `json:"event,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Seq and MAC seal the frame (see docs/protocol.md): the hub's frames
+	// from the hello's answer on, and a checking client's after its hello.
+	// They are always the frame's last two members.
+	Seq uint64 `json:"seq,omitempty"`
+	MAC string `json:"mac,omitempty"`
 }
 
 // ErrorBody is a failed response's error. It implements error so that
@@ -121,7 +127,8 @@ func (e *ErrorBody) Error() string { return "hub: " + e.Code + ": " + e.Message 
 
 // HelloParams is the first frame of every connection. MAC is
 // hex(HMAC-SHA256(token, Nonce + ":" + strconv.FormatInt(TimestampMs, 10) +
-// ":" + payload)) where payload is "execgate-hub/1 " + Role. Nonce is at
+// ":" + payload)) where payload is "execgate-hub/2 " + Role. Nonce is also
+// the client's challenge to the hub (see HelloResult.HubNonce). Nonce is at
 // least 16 random bytes, hex; the hub remembers nonces for the ±10 s window
 // and refuses a timestamp outside it.
 type HelloParams struct {
@@ -159,6 +166,11 @@ type HelloResult struct {
 	// Approvers is how many approver connections are subscribed now
 	// (watchers are not counted).
 	Approvers int `json:"approvers"`
+	// HubNonce is the hub's half of the connection key: with the token,
+	// the role and the hello's nonce it keys the seal on this answer and
+	// every frame after it, which is how the hub proves it knows the
+	// token. Empty when the hub has no token to seal with.
+	HubNonce string `json:"hubNonce,omitempty"`
 }
 
 // ApprovalRequest asks for one command. It is also the body of an Approval.
@@ -217,6 +229,10 @@ type Approval struct {
 	// RequesterPid and RequesterUid come from the peer credentials.
 	RequesterPid int `json:"requesterPid"`
 	RequesterUid int `json:"requesterUid"`
+	// Truncated says the hub shortened the texts of this copy to fit a
+	// line (only in an event about a settled approval: a pending one
+	// always arrives whole); each shortened text ends in a marker.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Outcome says why an ApprovalAnswer has no decision.
@@ -266,9 +282,18 @@ type IDParams struct {
 	ID string `json:"id"`
 }
 
-// ListResult is the response to MethodList: pending approvals, oldest first.
+// ListParams asks for one page of MethodList or MethodSessionList.
+type ListParams struct {
+	// Cursor is the previous page's Next; "" for the first page.
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListResult is the response to MethodList: one page of the pending
+// approvals, oldest first. Next, when set, is the Cursor of the next page:
+// an answer never exceeds the line limit, so a long list comes in pages.
 type ListResult struct {
 	Approvals []Approval `json:"approvals"`
+	Next      string     `json:"next,omitempty"`
 }
 
 // ConfigSnapshot is the configuration file with socket.token redacted, and
@@ -309,6 +334,8 @@ type ExecReport struct {
 	DurationMs  *int64        `json:"durationMs,omitempty"`
 	Pid         int           `json:"pid"`
 	TimeMs      int64         `json:"timeMs"`
+	// Truncated says the hub shortened the texts to fit a line.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // AgentParams names an agent.
@@ -332,9 +359,11 @@ type SessionOverride struct {
 	SetBy       string `json:"setBy,omitempty"`
 }
 
-// SessionListResult lists the live overrides.
+// SessionListResult lists the live overrides, one page of them (see
+// ListResult).
 type SessionListResult struct {
 	Sessions []SessionOverride `json:"sessions"`
+	Next     string            `json:"next,omitempty"`
 }
 
 // Status describes a running hub.

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,21 +12,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestMalformedFrames: what a frame holds once its seal is checked is
+// judged as before. A line that is not a JSON object cannot carry a seal
+// (the seal replaces the closing brace), so those are sent by a requester
+// uid, whose frames are not sealed.
 func TestMalformedFrames(t *testing.T) {
-	h := startHub(t)
+	const other = 4_000_000_011
+	seam := &nextUidSeam{}
+	seam.uid.Store(-1)
+	dir := shortTempDir(t)
+	cfg := filepath.Join(dir, "cfg.json")
+	writeConfig(t, cfg, `{"requesterUids":[4000000011]}`)
+	h := startHub(t, func(o *ServerOptions) {
+		o.ConfigPath = cfg
+		o.peerCred = seam.peerCred
+	})
 	r := h.raw(t)
 	require.Nil(t, r.hello(h.token, RoleApprover).Error)
+	seam.uid.Store(other)
+	unsealed := h.raw(t)
+	require.Nil(t, unsealed.hello("", RoleRequester).Error)
 
 	tests := []struct {
 		name, line string
 		id         string
 		code       string
 		contains   string
+		unsealed   bool
 	}{
-		{name: "not JSON", line: "hello there", code: ErrCodeBadRequest, contains: "malformed frame"},
-		{name: "truncated JSON", line: `{"id":"7","method":"hub.status"`, code: ErrCodeBadRequest},
-		{name: "array", line: `[1,2,3]`, code: ErrCodeBadRequest},
-		{name: "null", line: `null`, code: ErrCodeBadRequest, contains: "unknown method"},
+		{name: "not JSON", line: "hello there", code: ErrCodeBadRequest, contains: "malformed frame", unsealed: true},
+		{name: "not JSON, sealed", line: "hello there}", code: ErrCodeBadRequest, contains: "malformed frame"},
+		{name: "truncated JSON", line: `{"id":"7","method":"hub.status"`, code: ErrCodeBadRequest, unsealed: true},
+		{name: "array", line: `[1,2,3]`, code: ErrCodeBadRequest, unsealed: true},
+		{name: "null", line: `null`, code: ErrCodeBadRequest, contains: "unknown method", unsealed: true},
 		{name: "number id", line: `{"id":7,"method":"hub.status"}`, code: ErrCodeBadRequest},
 		{name: "method not a string, id kept", line: `{"id":"m1","method":7}`, id: "m1", code: ErrCodeBadRequest},
 		{name: "unknown method", line: `{"id":"u1","method":"exec.approval.nuke"}`, id: "u1", code: ErrCodeBadRequest, contains: "unknown method"},
@@ -37,6 +56,10 @@ func TestMalformedFrames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			r := r
+			if tt.unsealed {
+				r = unsealed
+			}
 			r.send(tt.line)
 			f := r.next()
 			require.NotNil(t, f.Error, "frame %+v", f)
@@ -62,8 +85,8 @@ func TestOversizedLine(t *testing.T) {
 	r := h.raw(t)
 	require.Nil(t, r.hello(h.token, RoleApprover).Error)
 
-	// Just under the limit is fine (newline included).
-	pad := MaxLine - len(`{"id":"ok","method":"hub.status","params":{"x":""}}`) - 1
+	// Just under the limit is fine (seal and newline included).
+	pad := MaxLine - len(seal(r.key, dirClient, 1, []byte(`{"id":"ok","method":"hub.status","params":{"x":""}}`)))
 	r.send(`{"id":"ok","method":"hub.status","params":{"x":"` + strings.Repeat("a", pad) + `"}}`)
 	f := r.next()
 	require.Nil(t, f.Error)
@@ -100,7 +123,8 @@ func TestRateLimit(t *testing.T) {
 	const n = frameBurst * 2
 	var b strings.Builder
 	for range n {
-		b.WriteString(`{"id":"x","method":"hub.status"}` + "\n")
+		r.out++
+		b.Write(seal(r.key, dirClient, r.out, []byte(`{"id":"x","method":"hub.status"}`)))
 	}
 	go r.nc.Write([]byte(b.String()))
 	limited, ok := 0, 0

@@ -124,13 +124,15 @@ func (s *Server) sessionGet(agent string) SessionOverride {
 	return SessionOverride{}
 }
 
-func (s *Server) sessionList() []SessionOverride {
+// sessionList returns the live overrides of agents after the agent id
+// after, by agent id.
+func (s *Server) sessionList(after string) []SessionOverride {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []SessionOverride{}
 	for _, e := range s.sessions {
-		if e.live(now) {
+		if e.live(now) && e.o.AgentID > after {
 			out = append(out, e.o)
 		}
 	}

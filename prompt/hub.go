@@ -32,10 +32,11 @@ type Hub struct {
 	// with other goroutines (reports, session look-ups).
 	Client *hub.Client
 	// Refused, with a nil Client, is why a running hub refused the
-	// connection for want of room (hub.ErrCodeBusy). Ask then fails with
-	// it instead of ErrUnavailable: the hub is there and would have asked
-	// someone, so its refusal is a failure (the command is not run), not
-	// "nobody to ask", which askFallback may allow.
+	// connection for want of room (hub.ErrCodeBusy), or why whatever
+	// listens on its socket was refused (hub.ErrNotAuthentic). Ask then
+	// fails with it instead of ErrUnavailable: something is there, so the
+	// refusal is a failure (the command is not run), not "nobody to ask",
+	// which askFallback may allow.
 	Refused error
 	// SessionKey and Segments are passed through to approvers when set.
 	SessionKey string
@@ -65,6 +66,10 @@ func hubDecision(d string) (_ Decision, ok bool) {
 
 // Ask implements Asker.
 func (h Hub) Ask(ctx context.Context, r Request) (Answer, error) {
+	if h.Client == nil && errors.Is(h.Refused, hub.ErrNotAuthentic) {
+		// Not the hub at all: say so, not that the hub refused.
+		return Answer{}, h.Refused
+	}
 	if h.Client == nil && h.Refused != nil {
 		return Answer{}, fmt.Errorf("the hub refused the connection: %w", h.Refused)
 	}

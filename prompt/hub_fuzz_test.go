@@ -4,9 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -55,7 +60,7 @@ func FuzzHubAnswer(f *testing.F) {
 			case <-ctx.Done():
 			}
 		}()
-		c, err := hub.Dial(ctx, hub.DialOptions{Socket: sock, Name: "fuzz"})
+		c, err := hub.Dial(ctx, hub.DialOptions{Socket: sock, Token: fakeToken, Name: "fuzz"})
 		if err != nil {
 			t.Fatalf("dial the fake hub: %v", err)
 		}
@@ -87,8 +92,14 @@ func literalAllow(answer []byte, d Decision) bool {
 	return false
 }
 
-// fakeHub answers each connection's hello properly and its next request
-// with the next answer, then closes it.
+// fakeToken is the token the fake hub and its clients share.
+const fakeToken = "fake-hub-token"
+
+// fakeHub answers each connection's hello properly (proving the token and
+// sealing its frames as docs/protocol.md says, written here from the
+// document rather than with the hub's code) and its next request with the
+// next answer, each line of it that ends in a brace sealed (as the hub
+// itself would send it), then closes it.
 func fakeHub(ln net.Listener, answers <-chan []byte) {
 	for {
 		nc, err := ln.Accept()
@@ -99,21 +110,50 @@ func fakeHub(ln net.Listener, answers <-chan []byte) {
 			defer nc.Close()
 			nc.SetDeadline(time.Now().Add(5 * time.Second))
 			r := bufio.NewReader(nc)
-			id := func() string {
+			read := func() hub.Frame {
 				line, err := r.ReadBytes('\n')
 				if err != nil {
-					return ""
+					return hub.Frame{}
+				}
+				line = bytes.TrimRight(line, "\n")
+				if i := bytes.LastIndex(line, []byte(`,"seq":`)); i > 0 {
+					line = append(line[:i:i], '}')
 				}
 				var fr hub.Frame
 				json.Unmarshal(line, &fr)
-				return fr.ID
+				return fr
 			}
-			hello, _ := json.Marshal(hub.Frame{ID: id(), OK: new(true),
-				Result: json.RawMessage(`{"version":1,"role":"requester","approvers":1}`)})
-			nc.Write(append(hello, '\n'))
-			reqID := id()
+			h := read()
+			var p hub.HelloParams
+			json.Unmarshal(h.Params, &p)
+			const hubNonce = "0123456789abcdef0123456789abcdef"
+			m := hmac.New(sha256.New, []byte(fakeToken))
+			m.Write([]byte("execgate-hub/2 connection " + string(p.Role) + " " + p.Nonce + " " + hubNonce))
+			key := m.Sum(nil)
+			n := 0
+			seal := func(body []byte) []byte {
+				body = bytes.TrimRight(body, " \t\r")
+				if len(body) == 0 || body[len(body)-1] != '}' {
+					// No seal can carry it (the seal replaces a closing
+					// brace): it goes as it is, and fails its check.
+					return append(body, '\n')
+				}
+				n++
+				d := sha256.Sum256(body)
+				m := hmac.New(sha256.New, key)
+				m.Write([]byte("hub " + strconv.Itoa(n) + " " + hex.EncodeToString(d[:])))
+				return fmt.Appendf(body[:len(body)-1:len(body)-1], `,"seq":%d,"mac":"%x"}`+"\n", n, m.Sum(nil))
+			}
+			hello, _ := json.Marshal(hub.Frame{ID: h.ID, OK: new(true),
+				Result: json.RawMessage(`{"version":2,"role":"requester","approvers":1,"hubNonce":"` + hubNonce + `"}`)})
+			nc.Write(seal(hello))
+			reqID := read().ID
 			answer := <-answers
-			nc.Write(bytes.ReplaceAll(answer, []byte("$ID"), []byte(reqID)))
+			for line := range bytes.SplitSeq(bytes.ReplaceAll(answer, []byte("$ID"), []byte(reqID)), []byte("\n")) {
+				if len(bytes.TrimSpace(line)) > 0 {
+					nc.Write(seal(line))
+				}
+			}
 		}()
 	}
 }
@@ -131,7 +171,7 @@ func TestFakeHubAllows(t *testing.T) {
 	go fakeHub(ln, answers)
 	answers <- []byte(`{"id":"$ID","ok":true,"result":{"id":"req-1","decision":"allow-once","outcome":"decided"}}` + "\n")
 	ctx := context.Background()
-	c, err := hub.Dial(ctx, hub.DialOptions{Socket: sock})
+	c, err := hub.Dial(ctx, hub.DialOptions{Socket: sock, Token: fakeToken})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,8 @@ const (
 	maxSecrets = 64
 )
 
-// cookieName is the session cookie.
+// cookieName is the start of the session cookie's name; the server's
+// port follows it (Server.cookie).
 const cookieName = "execgate_session"
 
 // secrets holds unused login tokens and live sessions. Both are 32 random

@@ -43,7 +43,7 @@ func TestLoginTokenWorksOnce(t *testing.T) {
 	u := e.login(t, c)
 	cookies := c.Jar.Cookies(mustURL(t, e.base))
 	require.Len(t, cookies, 1)
-	require.Equal(t, cookieName, cookies[0].Name)
+	require.Equal(t, e.web.cookie, cookies[0].Name)
 
 	// The Set-Cookie header itself: HttpOnly and SameSite=Strict.
 	c2 := client(t)
@@ -80,7 +80,7 @@ func TestNoCookieRefused(t *testing.T) {
 	}
 	// A forged cookie is no better.
 	c := client(t)
-	c.Jar.SetCookies(mustURL(t, e.base), []*http.Cookie{{Name: cookieName, Value: strings.Repeat("a", 64)}})
+	c.Jar.SetCookies(mustURL(t, e.base), []*http.Cookie{{Name: e.web.cookie, Value: strings.Repeat("a", 64)}})
 	code, _, _ := get(t, c, e.base+"/", nil)
 	require.Equal(t, http.StatusUnauthorized, code)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,11 +12,17 @@ import (
 	"strings"
 )
 
-// peerUID returns the uid that owns the client end of a loopback TCP
-// connection, from the kernel's socket tables (/proc/net/tcp and tcp6: the
-// line whose local address is the client's and whose remote address is
-// ours carries the owner's uid).
+// peerUID returns the uid that owns the client end of a TCP connection
+// when that end is a socket of this machine: one exact question to the
+// kernel (sock_diag), or where that is not available its socket tables
+// (/proc/net/tcp and tcp6: the line whose local address is the client's
+// and whose remote address is ours carries the owner's uid). A client end
+// the kernel does not know here is errNoSocket: another machine's.
 func peerUID(local, remote *net.TCPAddr) (uint32, error) {
+	uid, err := diagUID(remote, local)
+	if err == nil || errors.Is(err, errNoSocket) {
+		return uid, err
+	}
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		uid, ok, err := findSocket(table, remote, local)
 		if err != nil {
@@ -25,7 +32,7 @@ func peerUID(local, remote *net.TCPAddr) (uint32, error) {
 			return uid, nil
 		}
 	}
-	return 0, fmt.Errorf("no socket %s → %s in the kernel's tables", remote, local)
+	return 0, fmt.Errorf("%w (%s → %s is in none of the kernel's tables)", errNoSocket, remote, local)
 }
 
 // findSocket scans one table for the socket from → to.

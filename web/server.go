@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/execgate/execgate/hub"
@@ -52,6 +53,11 @@ type Server struct {
 	page    *template.Template
 	static  http.Handler
 	log     *slog.Logger
+	// cookie is the session cookie's name, with this server's port in it:
+	// a browser keeps one cookie per name and host whatever the port, so
+	// two servers (or a stale tab of an earlier one) do not overwrite
+	// each other's session.
+	cookie string
 }
 
 // Listen opens the listener; Serve answers on it.
@@ -84,8 +90,12 @@ func Listen(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: listen on %s: %w", o.Addr, err)
 	}
+	port := "0"
+	if ap, ok := ln.Addr().(*net.TCPAddr); ok {
+		port = strconv.Itoa(ap.Port)
+	}
 	return &Server{
-		o: o, ln: ln, log: log, page: page, secrets: newSecrets(),
+		o: o, ln: ln, log: log, page: page, secrets: newSecrets(), cookie: cookieName + "_" + port,
 		hosts:  hostPolicy{bound: ln.Addr().String(), extra: o.AllowHosts},
 		static: http.StripPrefix("/static/", http.FileServerFS(sub)),
 	}, nil
@@ -115,8 +125,13 @@ func (s *Server) LoginURL() string {
 // the open tabs' connections.
 func (s *Server) Serve(ctx context.Context) error {
 	hs := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: s.Handler(),
+		// A connection that sends nothing, or its headers a byte at a
+		// time, is closed: with the per-party limits (ownerListener) no
+		// one can hold the server's connections.
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    32 << 10,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
@@ -192,7 +207,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: session, Path: "/",
+		Name: s.cookie, Value: session, Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 		MaxAge: int(sessionTTL / time.Second),
 	})
@@ -202,7 +217,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // requireSession lets through requests with a live session cookie.
 func (s *Server) requireSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := r.Cookie(cookieName)
+		c, err := r.Cookie(s.cookie)
 		if err != nil || !s.secrets.valid(c.Value, s.o.Now()) {
 			s.refuse(w, r, http.StatusUnauthorized, "not logged in; open the login URL execgate web printed (run it again for a new one)")
 			return
