@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"strings"
 )
 
 // codexLine is one line of a Codex session rollout
@@ -62,7 +61,7 @@ func codexMarked(line []byte) bool {
 // Calls of apply_patch are skipped: Codex applies those itself.
 func readCodex(in *input, s Sink) error {
 	seen := newIDSet()
-	session := strings.TrimSuffix(filepath.Base(in.name), ".jsonl")
+	session := in.name // until the rollout names its session
 	root := ""
 	return in.eachLine(s, func(n int, line []byte) error {
 		if n > 1 && !codexMarked(line) {

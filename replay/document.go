@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -31,7 +30,8 @@ import (
 // The document is read token by token: a file of any size is held one
 // message or step at a time.
 func readDocument(in *input, s Sink) error {
-	d := &docReader{in: in, s: s, doc: newJSONDoc(in.r, in.at), session: docSession(in.name)}
+	// A trajectory is one session; it names none, its file does.
+	d := &docReader{in: in, s: s, doc: newJSONDoc(in.r, in.at), session: in.name}
 	err := d.top()
 	if err == nil || err == errStop {
 		return nil
@@ -49,17 +49,6 @@ func readDocument(in *input, s Sink) error {
 	}
 	in.report(s, line, what)
 	return nil
-}
-
-// docSession names a session by its file: the trajectory's instance.
-func docSession(name string) string {
-	base := filepath.Base(name)
-	for _, ext := range []string{".traj.json", ".traj", ".json"} {
-		if strings.HasSuffix(base, ext) {
-			return strings.TrimSuffix(base, ext)
-		}
-	}
-	return base
 }
 
 // errStop ends a document that holds no commands without a problem.

@@ -59,8 +59,7 @@ type gemini struct {
 }
 
 func newGemini(in *input, s Sink) *gemini {
-	base := filepath.Base(in.name)
-	return &gemini{in: in, s: s, session: strings.TrimSuffix(base, filepath.Ext(base)),
+	return &gemini{in: in, s: s, session: in.name, // until the chat names its session
 		root: geminiProjectRoot(in.name), seen: newIDSet()}
 }
 

@@ -1,16 +1,18 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
 )
 
 // Judge decides on commands as the shim would under one configuration,
-// without running them.
+// without running them. It is safe for concurrent use.
 type Judge struct {
 	Engine *policy.Engine
 	// Trust recognises an agent's envelope around a command, as the shim
@@ -28,8 +30,14 @@ type Judge struct {
 	// everything then.
 	Refusal string
 
+	mu       sync.Mutex
 	requests map[string]policy.Request
 	dirs     map[string]bool
+	// recent holds the latest verdicts: agents run the same commands in
+	// the same directory over and over (git status, the test suite), and
+	// within one replay the same command in the same place is judged the
+	// same (nothing is run, nothing on disk changes).
+	recent *lru[Verdict]
 }
 
 // Verdict is the decision on one command.
@@ -44,6 +52,10 @@ type Verdict struct {
 	// Unknown says why it was judged in an unknown directory; "" when it
 	// was judged in its own.
 	Unknown string
+	// Proposals are, for each segment that needed approval (Segments'
+	// order, nil for the others), the allowlist patterns the policy
+	// proposes for it, narrowest first; nil unless the command asks.
+	Proposals [][]string
 }
 
 // Why a command is judged in an unknown directory.
@@ -52,22 +64,18 @@ const (
 	UnknownGone       = "the directory it ran in no longer exists"
 )
 
-// maxDirs bounds the directories whose existence is remembered.
-const maxDirs = 4096
+// Bounds on what a Judge remembers.
+const (
+	maxDirs   = 4096
+	maxRecent = 2048
+)
 
 // Evaluate judges c: in its recorded directory when that still exists
 // (relative paths in it name what they named then), otherwise in an
 // unknown directory, where nothing relative can be proven safe.
 func (j *Judge) Evaluate(c Command) Verdict {
 	agent := j.Agent(c.Agent)
-	req, ok := j.requests[agent]
-	if !ok {
-		req = j.Request(agent)
-		if j.requests == nil {
-			j.requests = map[string]policy.Request{}
-		}
-		j.requests[agent] = req
-	}
+	req := j.request(agent)
 	v := Verdict{Agent: agent, Policy: req.Policy}
 	switch {
 	case c.Cwd == "" || !filepath.IsAbs(c.Cwd):
@@ -83,6 +91,10 @@ func (j *Judge) Evaluate(c Command) Verdict {
 		}
 	}
 	req.Cwd, req.Dialect = v.Cwd, c.Dialect
+	key := strings.Join([]string{agent, v.Cwd, v.Unknown, req.Workspace, fmt.Sprint(c.Dialect), c.Text}, "\x00")
+	if cached, ok := j.remembered(key); ok {
+		return cached
+	}
 	// As the shim and `execgate check`: an agent's envelope is judged by
 	// its payload, unless the payload re-aims the envelope.
 	req.Command = c.Text
@@ -100,20 +112,67 @@ func (j *Judge) Evaluate(c Command) Verdict {
 		res.Reasons = append([]string{j.Refusal}, res.Reasons...)
 	}
 	v.Result = res
+	if res.Decision == policy.AskHuman {
+		v.Proposals = make([][]string, len(res.Segments))
+		for i, s := range res.Segments {
+			if !s.Covered {
+				v.Proposals[i] = j.Engine.Proposals(s)
+			}
+		}
+	}
+	j.remember(key, v)
 	return v
+}
+
+// request is the shim's request for agent, built once.
+func (j *Judge) request(agent string) policy.Request {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	req, ok := j.requests[agent]
+	if !ok {
+		req = j.Request(agent)
+		if j.requests == nil {
+			j.requests = map[string]policy.Request{}
+		}
+		j.requests[agent] = req
+	}
+	return req
+}
+
+func (j *Judge) remembered(key string) (Verdict, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.recent == nil {
+		return Verdict{}, false
+	}
+	return j.recent.get(key)
+}
+
+func (j *Judge) remember(key string, v Verdict) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.recent == nil {
+		j.recent = newLRU[Verdict](maxRecent)
+	}
+	j.recent.put(key, v)
 }
 
 // isDir reports whether dir is a directory now, remembering the answer.
 func (j *Judge) isDir(dir string) bool {
-	if ok, seen := j.dirs[dir]; seen {
+	j.mu.Lock()
+	ok, seen := j.dirs[dir]
+	j.mu.Unlock()
+	if seen {
 		return ok
 	}
+	st, err := os.Stat(dir)
+	ok = err == nil && st.IsDir()
+	j.mu.Lock()
 	if len(j.dirs) >= maxDirs || j.dirs == nil {
 		j.dirs = map[string]bool{}
 	}
-	st, err := os.Stat(dir)
-	ok := err == nil && st.IsDir()
 	j.dirs[dir] = ok
+	j.mu.Unlock()
 	return ok
 }
 

@@ -16,8 +16,8 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.First != nil {
 		span = fmt.Sprintf(", %s to %s", r.First.Format("2006-01-02"), r.Last.Format("2006-01-02"))
 	}
-	fmt.Fprintf(b, "%s commands in %s sessions from %s transcripts%s\n\n",
-		count(r.Commands), count(r.Sessions.Count), count(r.Files), span)
+	fmt.Fprintf(b, "%s in %s from %s%s\n\n",
+		plural(r.Commands, "command"), plural(r.Sessions.Count, "session"), plural(r.Files, "transcript"), span)
 	if r.Commands == 0 {
 		r.writeNotes(b)
 		_, err := io.WriteString(w, b.String())
@@ -37,8 +37,8 @@ func (r Report) WriteText(w io.Writer) error {
 	row("refused", r.Outcomes.Deny)
 
 	s := r.Sessions
-	fmt.Fprintf(b, "\nquestions per session: median %d, 90th percentile %d, most %d; %s of %s sessions without one\n",
-		s.AsksMedian, s.AsksP90, s.AsksMax, count(s.WithoutAsks), count(s.Count))
+	fmt.Fprintf(b, "\nquestions per session: median %d, 90th percentile %d, most %d; %s of %s without one\n",
+		s.AsksMedian, s.AsksP90, s.AsksMax, count(s.WithoutAsks), plural(s.Count, "session"))
 	if len(r.Agents) > 0 {
 		fmt.Fprintln(b, "\njudged under")
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
@@ -90,14 +90,14 @@ func (r Report) WriteText(w io.Writer) error {
 func (r Report) writeNotes(b *strings.Builder) {
 	var notes []string
 	if u := r.UnknownDirectory; u.Unrecorded+u.Gone > 0 {
-		notes = append(notes, fmt.Sprintf("%s commands were judged in an unknown directory, where nothing relative can be proven safe (%s whose transcript does not say where they ran, %s whose directory no longer exists)",
-			count(u.Unrecorded+u.Gone), count(u.Unrecorded), count(u.Gone)))
+		notes = append(notes, fmt.Sprintf("%s judged in an unknown directory, where nothing relative can be proven safe: %s the transcript does not say where they ran, %s the directory no longer exists",
+			plural(u.Unrecorded+u.Gone, "command"), count(u.Unrecorded), count(u.Gone)))
 	}
 	for _, sk := range r.Skipped {
-		notes = append(notes, fmt.Sprintf("%s shell calls were not counted: %s", count(sk.Count), sk.Why))
+		notes = append(notes, fmt.Sprintf("%s not counted: %s", plural(sk.Count, "shell call"), sk.Why))
 	}
 	if r.Problems > 0 {
-		notes = append(notes, fmt.Sprintf("%s records or files could not be read and were skipped (each is listed on stderr)", count(r.Problems)))
+		notes = append(notes, fmt.Sprintf("%s could not be read and were skipped (each is listed on stderr)", plural(r.Problems, "record or file", "records or files")))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintln(b)
@@ -150,6 +150,18 @@ func describeEffects(effects []string) string {
 		words[i] = effectWords(e)
 	}
 	return strings.Join(words, "; ")
+}
+
+// plural is n and the noun, in the plural unless n is 1 (an s added,
+// or the plural given).
+func plural(n int, noun string, plurals ...string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case len(plurals) > 0:
+		return count(n) + " " + plurals[0]
+	}
+	return count(n) + " " + noun + "s"
 }
 
 // count writes n with thousands separators.

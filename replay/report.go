@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -203,8 +204,6 @@ const (
 // Tally adds up verdicts into a Report in memory that does not grow with
 // the history: only the sessions and agents are kept one by one.
 type Tally struct {
-	engine *policy.Engine
-
 	files, problems, commands int
 	outcomes                  Outcomes
 	agents                    map[string]*agentTally
@@ -238,9 +237,9 @@ type patternValue struct {
 	example        string
 }
 
-// NewTally starts a tally; engine proposes the allowlist entries.
-func NewTally(engine *policy.Engine) *Tally {
-	return &Tally{engine: engine, agents: map[string]*agentTally{}, skipped: map[string]int{},
+// NewTally starts a tally.
+func NewTally() *Tally {
+	return &Tally{agents: map[string]*agentTally{}, skipped: map[string]int{},
 		sessions: map[string]*sessionTally{}, causes: newTopK[*causeValue](maxCauses),
 		patterns: newTopK[*patternValue](maxPatterns)}
 }
@@ -341,27 +340,27 @@ func (t *Tally) askCauses(c Command, v Verdict, p config.Policy) {
 
 // suggest counts the allowlist entries that would cover one asked
 // command: for each segment that needed approval, the widest pattern the
-// policy proposes for it. The command is removed when one pattern covers
-// every such segment.
+// policy proposes for it (Verdict.Proposals). The command is removed when
+// one pattern covers every such segment.
 func (t *Tally) suggest(c Command, v Verdict, p config.Policy) {
-	if policy.Decide(p, false, true) != policy.Allow || t.engine == nil {
+	if policy.Decide(p, false, true) != policy.Allow {
 		return // ask=always, security=deny: no entry would spare the question
 	}
 	var chosen []string
 	var effects [][]string
 	whole := true
-	for _, s := range v.Segments {
-		if s.Covered {
+	for i, s := range v.Segments {
+		if s.Covered || i >= len(v.Proposals) {
 			continue
 		}
-		ps := t.engine.Proposals(s)
+		ps := v.Proposals[i]
 		if len(ps) == 0 {
 			whole = false
 			continue
 		}
 		pat := ps[len(ps)-1]
-		if i := slices.Index(chosen, pat); i >= 0 {
-			effects[i] = union(effects[i], s.Effects())
+		if k := slices.Index(chosen, pat); k >= 0 {
+			effects[k] = union(effects[k], s.Effects())
 			continue
 		}
 		chosen = append(chosen, pat)
@@ -434,11 +433,13 @@ func (t *Tally) Report() Report {
 		r.Agents = append(r.Agents, AgentReport{Agent: name, Policy: describePolicy(a.policy), Commands: a.commands,
 			Sessions: a.sessions, Outcomes: a.outcomes})
 	}
-	slices.SortFunc(r.Agents, func(a, b AgentReport) int { return b.Commands - a.Commands })
+	slices.SortFunc(r.Agents, func(a, b AgentReport) int {
+		return cmp.Or(cmp.Compare(b.Commands, a.Commands), cmp.Compare(a.Agent, b.Agent))
+	})
 	for why, n := range t.skipped {
 		r.Skipped = append(r.Skipped, Skip{Why: why, Count: n})
 	}
-	slices.SortFunc(r.Skipped, func(a, b Skip) int { return b.Count - a.Count })
+	slices.SortFunc(r.Skipped, func(a, b Skip) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Why, b.Why)) })
 	if !t.first.IsZero() {
 		first, last := t.first, t.last
 		r.First, r.Last = &first, &last

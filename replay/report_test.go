@@ -17,7 +17,7 @@ func tallyOf(t *testing.T, cfg string, commands []Command) Report {
 	t.Helper()
 	home := testHome(t)
 	j := testJudge(t, cfg, home)
-	tally := NewTally(j.Engine)
+	tally := NewTally()
 	for i, c := range commands {
 		c.Cwd, c.File, c.Line = home, "t.jsonl", i+1
 		tally.Add(c, j.Evaluate(c))

@@ -203,4 +203,3 @@ func clearProgress(g *globals) {
 		fmt.Fprint(g.stderr, "\r\x1b[K")
 	}
 }
-
