@@ -33,7 +33,7 @@ func readDocument(in *input, s Sink) error {
 	// A trajectory is one session; it names none, its file does.
 	d := &docReader{in: in, s: s, doc: newJSONDoc(in.r, in.at), session: in.name}
 	err := d.top()
-	if err == nil || err == errStop {
+	if err == nil {
 		return nil
 	}
 	if se, ok := err.(sinkError); ok {
@@ -50,9 +50,6 @@ func readDocument(in *input, s Sink) error {
 	in.report(s, line, what)
 	return nil
 }
-
-// errStop ends a document that holds no commands without a problem.
-const errStop = constError("stop")
 
 // sinkError carries the sink's own error out of the walk unchanged.
 type sinkError struct{ err error }

@@ -31,16 +31,15 @@ func formatOf(name string, first []byte) (format, string) {
 	if strings.HasPrefix(base, "rollout-") {
 		return readCodex, ""
 	}
-	var head struct {
-		Type         string           `json:"type"`
-		ProjectHash  *string          `json:"projectHash"`
-		Instructions *json.RawMessage `json:"instructions"`
-	}
+	var head map[string]json.RawMessage
 	if json.Unmarshal(first, &head) == nil {
+		_, typed := head["type"]
+		_, id := head["id"]
+		_, project := head["projectHash"]
 		switch {
-		case head.Type == "session_meta", head.Type == "" && head.Instructions != nil:
-			return readCodex, ""
-		case head.ProjectHash != nil:
+		case string(head["type"]) == `"session_meta"`, !typed && id && !project:
+			return readCodex, "" // a rollout, new or from before the envelope
+		case project:
 			return readGeminiLog, ""
 		}
 	}

@@ -158,3 +158,5 @@ func mkdirs(dirs ...string) error {
 	}
 	return nil
 }
+
+func removeFile(name string) error { return os.Remove(name) }

@@ -183,8 +183,8 @@ func (c *lineCounter) startOfValue(off int64) int {
 	}
 }
 
-// syntaxLine turns a decoder's error into "line N: what", with the line
-// the error is on when the error says where.
+// describe turns a decoder's error into the line it is on and what it is,
+// for a problem line.
 func (d *jsonDoc) describe(err error) (int, string) {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {

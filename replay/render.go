@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/policy"
 )
 
 // WriteText writes the report for a person to read.
@@ -117,28 +118,28 @@ func scopeWords(scope string) string {
 	return "these words, and longer commands for what the program is for"
 }
 
-// effectWords says what each effect is, for people.
+// effectWords says what each effect is, for people (policy/effects.go).
 func effectWords(e string) string {
 	switch e {
-	case "runs":
+	case policy.EffectRuns:
 		return "runs programs that are not read-only"
-	case "write":
+	case policy.EffectWrite:
 		return "writes files"
-	case "read-credentials":
+	case policy.EffectCredentials:
 		return "reads secrets"
-	case "network":
+	case policy.EffectNetwork:
 		return "talks to other hosts"
-	case "send":
+	case policy.EffectSend:
 		return "sends local data to the network"
-	case "environment":
+	case policy.EffectEnvironment:
 		return "changes what later programs load or run"
-	case "code":
+	case policy.EffectCode:
 		return "runs code the analysis does not see"
-	case "privilege":
+	case policy.EffectPrivilege:
 		return "gains rights over the host or other users"
-	case "unseen":
+	case policy.EffectUnseen:
 		return "has parts the analysis cannot read"
-	case "destroy":
+	case policy.EffectDestroy:
 		return "does irreversible harm"
 	}
 	return e
