@@ -119,20 +119,20 @@ func replayMeasured(t testing.TB, judge *Judge, dir string, workers int, measure
 	return report, max(peak, measure())
 }
 
-// TestMemoryIsFlat: replaying five times the history takes no more live
-// memory than replaying it once, give or take a few MB: the readers
+// TestMemoryIsFlat: replaying a 100 MB history takes no more live memory
+// than replaying a tenth of it, give or take a few MB: the readers
 // stream, and the tally keeps bounded counters (sessions apart, a few
 // bytes each).
 func TestMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 60 MB of transcripts")
+		t.Skip("writes 110 MB of transcripts")
 	}
 	home := testHome(t)
 	work := filepath.Join(home, "work")
 	require.NoError(t, os.MkdirAll(work, 0o755))
 	small, large := filepath.Join(t.TempDir(), "small"), filepath.Join(t.TempDir(), "large")
 	nSmall := writeHistory(t, small, 10<<20, work)
-	nLarge := writeHistory(t, large, 50<<20, work)
+	nLarge := writeHistory(t, large, 100<<20, work)
 	judge := testJudge(t, "", home)
 	base := liveHeap()
 	rs, peakSmall := replayMeasured(t, judge, small, 0, liveHeap)
@@ -141,7 +141,7 @@ func TestMemoryIsFlat(t *testing.T) {
 	require.Equal(t, nLarge, rl.Commands)
 	t.Logf("live heap: %d KB before, %d KB at most for %d commands, %d KB at most for %d commands",
 		base>>10, peakSmall>>10, nSmall, peakLarge>>10, nLarge)
-	assert.Less(t, peakLarge, peakSmall+4<<20, "the live heap grew with the history")
+	assert.Less(t, peakLarge, peakSmall+6<<20, "the live heap grew with the history")
 	assert.Less(t, peakLarge, base+32<<20)
 }
 

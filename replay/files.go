@@ -92,7 +92,10 @@ func Read(name string, r io.Reader, at io.ReaderAt, s Sink) error {
 		s.Problem(Problem{File: name, What: why})
 		return nil
 	}
-	return read(&input{name: name, r: br, at: at}, s)
+	in := &input{name: name, r: br, at: at}
+	err := read(in, s)
+	in.unlisted(s)
+	return err
 }
 
 // isReadError reports an error reading the file (not the sink's).

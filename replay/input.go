@@ -35,21 +35,19 @@ type input struct {
 // is not a transcript at all says so in a few lines, not in thousands.
 const maxProblemsPerFile = 20
 
-func (in *input) problem(line int, what string) Problem {
+// report reports a problem unless the file already had its share; the
+// ones beyond it are counted, and said in one line at the end (unlisted).
+func (in *input) report(s Sink, line int, what string) {
+	if in.problems < maxProblemsPerFile {
+		s.Problem(Problem{File: in.name, Line: line, What: what})
+	}
 	in.problems++
-	return Problem{File: in.name, Line: line, What: what}
 }
 
-// report reports a problem unless the file already had its share; the
-// share's end is said once, and the count still goes on.
-func (in *input) report(s Sink, line int, what string) {
-	switch {
-	case in.problems < maxProblemsPerFile:
-		s.Problem(in.problem(line, what))
-	case in.problems == maxProblemsPerFile:
-		s.Problem(in.problem(0, fmt.Sprintf("more than %d records could not be read; the rest are not listed", maxProblemsPerFile)))
-	default:
-		in.problems++
+// unlisted says how many problems report left out, if any.
+func (in *input) unlisted(s Sink) {
+	if n := in.problems - maxProblemsPerFile; n > 0 {
+		s.Problem(Problem{File: in.name, What: fmt.Sprintf("%d more records could not be read (not listed)", n)})
 	}
 }
 

@@ -23,8 +23,9 @@ const SchemaVersion = 1
 // `execgate replay --json` prints, documented in the README.
 type Report struct {
 	Schema int `json:"schema"`
-	// Files is the number of transcripts read; Problems the records (or
-	// files) that could not be read and were skipped.
+	// Files is the number of transcripts read; Problems the number of
+	// problem lines: records or files that could not be read and were
+	// skipped (a file lists at most 20, then how many more).
 	Files    int `json:"files"`
 	Problems int `json:"problems"`
 	// Commands is the number of shell commands judged.

@@ -78,6 +78,17 @@ func TestReplayJSONL(t *testing.T) {
 	assert.Contains(t, sixth.Rules, "rm-recursive-catastrophic")
 	assert.Regexp(t, `captured/claude/projects/.*\.jsonl:\d+$`, sixth.Where)
 
+	// --agent judges everything under one agent's policy.
+	var out2, errb bytes.Buffer
+	code = run([]string{"execgate", "--config", filepath.Join(t.TempDir(), "c.json"), "--agent", "ci", "replay", "--jsonl",
+		"../../testdata/replay/captured/claude", "../../testdata/replay/swe-agent"}, strings.NewReader(""), &out2, &errb)
+	require.Equal(t, 0, code, errb.String())
+	for _, line := range strings.Split(strings.TrimSpace(out2.String()), "\n") {
+		var c replayCommandJSON
+		require.NoError(t, json.Unmarshal([]byte(line), &c))
+		assert.Equal(t, "ci", c.Agent, c.Command)
+	}
+
 	code, _, stderr = replayRun(t, "--json", "--jsonl", ".")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "cannot be used together")
