@@ -75,7 +75,8 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(r.Suggestions) > 0 {
 		fmt.Fprintln(b, "\nallowlist entries that would spare the most questions")
 		for _, sg := range r.Suggestions {
-			fmt.Fprintf(b, "  %s  spares %s, matches %s\n", display.Escape(sg.Pattern), count(sg.Removes), scopeWords(sg.Scope))
+			fmt.Fprintf(b, "  %s  (%s) spares %s\n", display.Escape(sg.Pattern), sg.Agent, plural(sg.Removes, "question"))
+			fmt.Fprintf(b, "      matches %s\n", scopeWords(sg.Scope))
 			if len(sg.Effects) > 0 {
 				fmt.Fprintf(b, "      lets through without asking: %s\n", describeEffects(sg.Effects))
 			}
@@ -115,7 +116,7 @@ func scopeWords(scope string) string {
 	case "wildcard":
 		return "what the wildcard covers, for what the program is for"
 	}
-	return "these words, and longer commands for what the program is for"
+	return "these words for all they do, and longer commands starting with them for what the program is for"
 }
 
 // effectWords says what each effect is, for people (policy/effects.go).

@@ -72,10 +72,24 @@ type Outcomes struct {
 	Deny int `json:"deny"`
 }
 
+// decisionConfined is the decision of the kernel sandbox tier (issue
+// 24), which the policy does not have yet: a command that runs unasked,
+// confined.
+const decisionConfined policy.Decision = "confined"
+
+// asks reports whether a decision puts a question to a person; one the
+// tally does not know does, as it is never counted as running unasked.
+func asks(d policy.Decision) bool {
+	return d != policy.Allow && d != decisionConfined && d != policy.Deny
+}
+
+// add counts one decision; one it does not know counts as a question.
 func (o *Outcomes) add(d policy.Decision) {
 	switch d {
 	case policy.Allow:
 		o.Allow++
+	case decisionConfined:
+		o.Confined++
 	case policy.Deny:
 		o.Deny++
 	default:
@@ -287,7 +301,7 @@ func (t *Tally) Add(c Command, v Verdict) {
 		t.sessions[key] = s
 		a.sessions++
 	}
-	if v.Decision == policy.AskHuman {
+	if asks(v.Decision) {
 		s.asks++
 		t.askCauses(c, v, p)
 		t.suggest(c, v, p)

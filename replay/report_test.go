@@ -187,3 +187,14 @@ func TestOutsideTheProject(t *testing.T) {
 	assert.Equal(t, policy.NeedsReview, inside.Risk, inside.Reasons)
 	assert.Equal(t, policy.Dangerous, outside.Risk, outside.Reasons)
 }
+
+// TestOutcomes: the confined tier's decision has its own count, and a
+// decision the tally does not know is counted as a question, never as
+// running unasked.
+func TestOutcomes(t *testing.T) {
+	var o Outcomes
+	for _, d := range []policy.Decision{policy.Allow, policy.AskHuman, policy.Deny, decisionConfined, "something-new"} {
+		o.add(d)
+	}
+	assert.Equal(t, Outcomes{Allow: 1, Confined: 1, Ask: 2, Deny: 1}, o)
+}

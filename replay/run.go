@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/execgate/execgate/policy"
 )
 
 // Options say what to replay and where what it finds goes.
@@ -182,7 +180,7 @@ func (a *aggregator) command(c Command, v Verdict) {
 	}
 	a.tally.Add(c, v)
 	a.progress.Commands++
-	if v.Decision == policy.AskHuman {
+	if asks(v.Decision) {
 		a.progress.Asks++
 	}
 	if a.o.Progress != nil && a.progress.Commands%256 == 0 {
