@@ -14,15 +14,15 @@ import (
 )
 
 // mockModel is a model server on 127.0.0.1 speaking one agent's API. It
-// answers a conversation that has no tool result yet with one shell tool
-// call carrying command, and any later turn (or a side request without the
-// shell tool, such as a title or a next-speaker check) with plain text. It
-// keeps every request body, so that a test can read the tool result the
-// CLI sent back.
+// answers a conversation with N tool results with one shell tool call
+// carrying the N+1th of its commands, and any later turn (or a side request
+// without the shell tool, such as a title or a next-speaker check) with
+// plain text. It keeps every request body, so that a test can read the tool
+// results the CLI sent back.
 type mockModel struct {
-	srv     *httptest.Server
-	command string
-	api     modelAPI
+	srv      *httptest.Server
+	commands []string
+	api      modelAPI
 
 	mu   sync.Mutex
 	reqs []recorded
@@ -47,7 +47,14 @@ const finalText = "All done."
 // newMockModel starts a mock model server for api; it stops with the test.
 func newMockModel(t *testing.T, api modelAPI, command string) *mockModel {
 	t.Helper()
-	m := &mockModel{command: command, api: api}
+	return newScriptedModel(t, api, command)
+}
+
+// newScriptedModel starts a mock model server for api that calls the shell
+// tool with each of commands in turn, one per turn.
+func newScriptedModel(t *testing.T, api modelAPI, commands ...string) *mockModel {
+	t.Helper()
+	m := &mockModel{commands: commands, api: api}
 	m.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		if err != nil {
@@ -68,6 +75,15 @@ func newMockModel(t *testing.T, api modelAPI, command string) *mockModel {
 	m.srv.Start()
 	t.Cleanup(m.srv.Close)
 	return m
+}
+
+// next is the command to call the shell tool with once done tool results
+// came back, and false when the script is over.
+func (m *mockModel) next(done int) (string, bool) {
+	if done < len(m.commands) {
+		return m.commands[done], true
+	}
+	return "", false
 }
 
 // URL is the server's base address.
@@ -179,13 +195,14 @@ func (anthropic) serve(m *mockModel, w http.ResponseWriter, r *http.Request, bod
 	}) bool {
 		return t.Name == "Bash"
 	})
-	answered := len(anthropic{}.toolResults(body)) > 0
+	done := len(anthropic{}.toolResults(body))
+	command, more := m.next(done)
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
 	var block map[string]any
 	stop := "end_turn"
-	if hasBash && !answered {
-		block = map[string]any{"type": "tool_use", "id": "toolu_e2e_1", "name": "Bash",
-			"input": map[string]any{"command": m.command, "description": "Run the scenario's command"}}
+	if hasBash && more {
+		block = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_e2e_%d", done+1), "name": "Bash",
+			"input": map[string]any{"command": command, "description": "Run the scenario's command"}}
 		stop = "tool_use"
 	} else {
 		block = map[string]any{"type": "text", "text": finalText}
@@ -282,7 +299,8 @@ func (openAIResponses) serve(m *mockModel, w http.ResponseWriter, r *http.Reques
 		return
 	}
 	var item map[string]any
-	if len(openAIResponses{}.toolResults(body)) == 0 {
+	done := len(openAIResponses{}.toolResults(body))
+	if command, more := m.next(done); more {
 		for _, tool := range codexShellArguments {
 			if slices.ContainsFunc(req.Tools, func(t struct {
 				Type string `json:"type"`
@@ -290,8 +308,8 @@ func (openAIResponses) serve(m *mockModel, w http.ResponseWriter, r *http.Reques
 			}) bool {
 				return t.Name == tool.name
 			}) {
-				args, _ := json.Marshal(tool.args(m.command))
-				item = map[string]any{"type": "function_call", "id": "fc_e2e_1", "call_id": "call_e2e_1",
+				args, _ := json.Marshal(tool.args(command))
+				item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_e2e_%d", done+1), "call_id": fmt.Sprintf("call_e2e_%d", done+1),
 					"name": tool.name, "arguments": string(args), "status": "completed"}
 				break
 			}
@@ -378,10 +396,11 @@ func (gemini) serve(m *mockModel, w http.ResponseWriter, r *http.Request, body [
 		}
 	}
 	var part map[string]any
+	command, more := m.next(len(gemini{}.toolResults(body)))
 	switch {
-	case hasShell && len(gemini{}.toolResults(body)) == 0:
+	case hasShell && more:
 		part = map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
-			"args": map[string]any{"command": m.command, "description": "Run the scenario's command"}}}
+			"args": map[string]any{"command": command, "description": "Run the scenario's command"}}}
 	case req.GenerationConfig.ResponseMimeType == "application/json":
 		// A side question wanting JSON (the next-speaker check): the user
 		// speaks next, so the CLI stops.

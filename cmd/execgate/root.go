@@ -112,6 +112,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.agent, "agent", "", "agent `ID` (check and policy get: default $EXECGATE_AGENT or detected from the environment; allow, deny, allowlist: *; policy set: the defaults)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newCheckCmd(g))
+	root.AddCommand(newReplayCmd(g))
 	root.AddCommand(configCommands(g)...)
 	root.AddCommand(newShCmd(g), newLogCmd(g))
 	root.AddCommand(hubCommands(g)...)
