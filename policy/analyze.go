@@ -205,6 +205,9 @@ type analyzer struct {
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool
+	// configDepth counts the commands from a repository's configuration
+	// being judged around this analysis (see repoconfig.go).
+	configDepth int
 }
 
 func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {
