@@ -81,7 +81,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	if !safe && (seg.Risk == Safe || seg.viaRunner && a.r.Safe.get(name) == nil && a.r.Interpreters.get(name) == nil) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].shown())), Rule: "not-read-only", Coverable: true})
 	}
-	a.repoConfig(seg, name, words)
+	a.projectFiles(seg, name, words)
 }
 
 // unwrapState says what unwrap did.

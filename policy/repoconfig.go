@@ -48,6 +48,9 @@ func (a *analyzer) repoConfig(seg *Segment, name string, words []word) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s: cannot prove what the repository's configuration makes git run (%s)", label, c.problem), Rule: "repo-config-unproven", Effect: EffectUnseen})
 		return
 	}
+	if c.inv.Sub == "config" {
+		a.gitConfigWrite(seg, c.inv.Args)
+	}
 	env := a.getenv
 	if env == nil {
 		env = func(string) string { return "" }
@@ -323,4 +326,105 @@ func inertLongOption(name string) bool {
 		return true
 	}
 	return false
+}
+
+// gitConfigWrite judges `git config` writing configuration (both the old
+// forms, git config NAME VALUE, --add, --replace-all, and the new
+// subcommands, git config set): setting a variable that makes git run a
+// program, or that moves where git reads configuration, hooks or
+// attributes, is beyond every wildcard, as is rewriting whole sections
+// (--rename-section, which can turn [x] pager = … into [core]) or the
+// file in an editor; so is writing the user's or the system's file
+// (--global, --system) or a file outside the workspace (--file).
+func (a *analyzer) gitConfigWrite(seg *Segment, args []string) {
+	var ops []string
+	action, scope := "", ""
+	for i := 0; i < len(args); i++ {
+		t := args[i]
+		opt, val, hasVal := strings.Cut(t, "=")
+		switch {
+		case t == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case t == "--global" || t == "--system":
+			scope = t
+		case opt == "-f" || opt == "--file" || strings.HasPrefix(t, "-f") && len(t) > 2 && !strings.HasPrefix(t, "--"):
+			file := val
+			switch {
+			case strings.HasPrefix(t, "-f") && t != "-f" && !strings.HasPrefix(t, "--"):
+				file = t[2:]
+			case !hasVal && i+1 < len(args):
+				i++
+				file = args[i]
+			}
+			a.gitConfigFile(seg, file)
+		case opt == "--blob" || opt == "--type" || opt == "--default" || opt == "--comment":
+			if !hasVal {
+				i++
+			}
+		case strings.HasPrefix(t, "-") && isGitConfigAction(opt):
+			action = opt
+		case strings.HasPrefix(t, "-"):
+		default:
+			ops = append(ops, t)
+		}
+	}
+	if action == "" && len(ops) > 0 && !strings.Contains(ops[0], ".") {
+		action, ops = ops[0], ops[1:] // git config set NAME VALUE
+	}
+	writes := false
+	switch action {
+	case "", "--add", "--replace-all", "set":
+		writes = len(ops) >= 2 || action != "" && len(ops) >= 1
+	case "-e", "--edit", "edit", "--rename-section", "rename-section":
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("git config %s can set any variable, including those that make git run programs", action), Rule: "repo-config-program", Effect: EffectCode})
+		writes = true
+	}
+	if !writes {
+		return
+	}
+	if len(ops) >= 1 && (action == "" || action == "--add" || action == "--replace-all" || action == "set") {
+		value, noValue := "", len(ops) < 2
+		if !noValue {
+			value = ops[1]
+		}
+		if gitconfig.SetsProgram(ops[0], value, noValue) {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sets the git variable %s, which makes later git commands run a program or read configuration, hooks or attributes from elsewhere", ops[0]), Rule: "repo-config-program", Effect: EffectCode})
+		}
+	}
+	switch scope {
+	case "--global":
+		seg.add(Reason{Risk: NeedsReview, Text: "git config --global writes the user's git configuration, outside the workspace, which every repository reads", Rule: "outside-workspace-write"})
+	case "--system":
+		seg.add(Reason{Risk: NeedsReview, Text: "git config --system writes the system's git configuration, outside the workspace", Rule: "outside-workspace-write"})
+	}
+}
+
+// isGitConfigAction reports whether opt is one of git config's actions
+// (the old, option form).
+func isGitConfigAction(opt string) bool {
+	switch opt {
+	case "--add", "--replace-all", "--rename-section", "--remove-section", "-e", "--edit", "--unset", "--unset-all",
+		"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list":
+		return true
+	}
+	return false
+}
+
+// gitConfigFile judges the file git config --file writes: outside the
+// workspace it is a firm write; inside, the repository's own
+// configuration is judged by the key set, like git config's default;
+// any other file is an ordinary write.
+func (a *analyzer) gitConfigFile(seg *Segment, file string) {
+	abs := a.resolve(file)
+	switch {
+	case abs == "":
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("git config --file writes %s, relative to a directory execgate cannot follow (unknown)", file), Rule: "unknown-directory-write"})
+	case !a.insideWorkspace(abs) && !a.pathIn("temporary", abs):
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("git config --file writes the configuration file %s, outside the workspace", file), Rule: "outside-workspace-write"})
+	case path.Base(path.Dir(abs)) == ".git" || strings.Contains(abs, "/.git/"):
+		// The repository's own configuration: the key decides.
+	default:
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("git config --file writes %s", file), Rule: "writes-file", Coverable: true})
+	}
 }

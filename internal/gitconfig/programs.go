@@ -403,3 +403,51 @@ func (c *Config) envFinding(v envSpec) (Finding, bool) {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// SetsProgram reports whether setting the variable name to value would
+// make some git command run a program (any key of the table whose value
+// names one), or change where git finds configuration, hooks, attributes
+// or its working tree (include.path, core.hooksPath, core.worktree …),
+// so that setting it is never a harmless write. A name git would refuse
+// is reported too: it cannot be proven harmless.
+func SetsProgram(name, value string, noValue bool) bool {
+	n, err := canonicalName(name)
+	if err != nil {
+		return true
+	}
+	e := Entry{Name: n, Value: value, NoValue: noValue}
+	switch {
+	case isInclude(e):
+		return true
+	case e.Name == "core.worktree", e.Name == "core.attributesfile", e.Name == "core.bare",
+		e.Name == "extensions.worktreeconfig", e.Name == "log.showsignature", e.Name == "safe.directory",
+		e.Name == "attr.tree", e.Section() == "includeif", e.Section() == "pretty" && strings.Contains(value, "%G"):
+		return true
+	}
+	k := lookupKey(e)
+	if k == nil {
+		return false
+	}
+	switch k.kind {
+	case kHooksPath, kAlways, kCommand, kProgram, kHelper, kDriver:
+		return true
+	case kAlias:
+		// "!cmd" runs a command; otherwise the alias is a git command
+		// line, which runs a program only through git's own options.
+		if noValue || strings.HasPrefix(value, "!") {
+			return true
+		}
+		for _, f := range strings.Fields(value) {
+			if f == "-c" || f == "-C" || strings.HasPrefix(f, "--config-env") || strings.HasPrefix(f, "--exec-path") ||
+				strings.HasPrefix(f, "--git-dir") || strings.HasPrefix(f, "--work-tree") || strings.HasPrefix(f, "-c") && strings.Contains(f, "=") {
+				return true
+			}
+		}
+		return false
+	case kMaybeBool:
+		_, isBool := maybeBool(value)
+		return !noValue && !isBool
+	}
+	f, ok := (&Config{env: func(string) string { return "" }}).entryFinding(e, k, Invocation{Sub: e.Key()}, nil)
+	return ok && f.Name != ""
+}

@@ -65,6 +65,9 @@ func urlMatches(pattern string, urls []string) bool {
 		if raw == "" {
 			return true
 		}
+		if !strings.Contains(raw, "://") {
+			continue // a path or an scp-like address: ssh or a local repository, no credential helper
+		}
 		u, err := url.Parse(raw)
 		if err != nil {
 			return true
