@@ -31,8 +31,6 @@ func (a *analyzer) projectFiles(seg *Segment, name string, words []word) {
 		}
 	case "patch":
 		a.patchTargets(seg, "patch", words[1:], false)
-	case "pytest", "py.test", "pytest-3":
-		a.pytestOptions(seg, name, words[1:])
 	case "man":
 		a.manLocalFiles(seg, words[1:])
 	case "npm":
@@ -44,7 +42,8 @@ func (a *analyzer) projectFiles(seg *Segment, name string, words []word) {
 	default:
 		if spec := a.r.Interpreters.get(name); spec != nil && spec.Language == "python" {
 			if i := moduleIndex(words, "pytest"); i > 0 {
-				a.pytestOptions(seg, "python -m pytest", words[i+1:])
+				// python -m pytest takes pytest's options: its rules.
+				a.applyRules(seg, "pytest", append([]word{{text: "pytest", known: true}}, words[i+1:]...))
 			}
 		}
 	}
@@ -88,84 +87,6 @@ func moduleIndex(words []word, module string) int {
 // on `pytest --version`.
 func versionLoadsProject(name string) bool {
 	return name == "pytest" || name == "py.test" || name == "pytest-3"
-}
-
-// pytestOptions judges pytest's options that load code from elsewhere or
-// write outside the workspace (https://docs.pytest.org/en/stable/reference/reference.html#command-line-flags):
-// --basetemp is removed and recreated wherever it points; -p loads a
-// plugin module (-p no:NAME only turns one off); --pdbcls imports a
-// module; --pyargs runs tests of installed packages; -c/--config-file,
-// --rootdir and --confcutdir take configuration and conftest.py files
-// from where they point; -o addopts/pythonpath change both; the report
-// and log files are written where they point.
-func (a *analyzer) pytestOptions(seg *Segment, label string, args []word) {
-	firm := func(text string) {
-		seg.add(Reason{Risk: NeedsReview, Text: label + " " + text, Rule: "repo-config-program", Effect: EffectCode})
-	}
-	for i := 0; i < len(args); i++ {
-		w := args[i]
-		if !w.known {
-			continue // the runner's dynamic-argument reasons say so
-		}
-		t := w.text
-		if t == "--" {
-			break
-		}
-		if !strings.HasPrefix(t, "-") {
-			continue
-		}
-		opt, val, hasVal := strings.Cut(t, "=")
-		value := func() (word, bool) {
-			if hasVal {
-				return word{text: val, known: true}, true
-			}
-			if len(opt) > 2 && !strings.HasPrefix(opt, "--") {
-				return word{text: opt[2:], known: true}, true // -pNAME
-			}
-			if i+1 < len(args) {
-				i++
-				return args[i], true
-			}
-			return word{}, false
-		}
-		short := opt
-		if len(opt) > 2 && !strings.HasPrefix(opt, "--") {
-			short = opt[:2]
-		}
-		switch short {
-		case "-p":
-			if v, ok := value(); !ok || !v.known || !strings.HasPrefix(v.text, "no:") {
-				firm(fmt.Sprintf("-p %s loads a plugin module, which runs its code", v.text))
-			}
-		case "--pdbcls":
-			v, _ := value()
-			firm(fmt.Sprintf("--pdbcls %s imports a module", v.text))
-		case "--pyargs":
-			firm("--pyargs runs the tests of installed packages, outside the workspace")
-		case "--basetemp":
-			v, _ := value()
-			firm(fmt.Sprintf("--basetemp %s removes that directory and everything in it before the run", v.text))
-		case "-c", "--config-file", "--rootdir", "--confcutdir":
-			if v, ok := value(); !ok || !v.known || a.elsewhere(v) || v.text == "" {
-				firm(fmt.Sprintf("%s %s takes configuration or conftest.py files from outside the workspace", opt, v.text))
-			}
-		case "-o", "--override-ini":
-			if v, ok := value(); ok {
-				k, _, _ := strings.Cut(v.text, "=")
-				switch strings.TrimSpace(k) {
-				case "addopts", "pythonpath", "cache_dir", "required_plugins", "confcutdir":
-					firm(fmt.Sprintf("-o %s changes which code pytest loads or where it writes", k))
-				}
-			}
-		case "--junitxml", "--junit-xml", "--result-log", "--resultlog", "--log-file", "--report-log", "--debug", "--html", "--json-report-file":
-			if opt == "--debug" && !hasVal {
-				continue // pytestdebug.log in the current directory
-			}
-			if v, ok := value(); ok {
-				a.writeTarget(seg, v, label+" "+opt)
-			}
-		}
-	}
 }
 
 // manLocalFiles: man -l FILE (and an operand with a slash, which man-db
