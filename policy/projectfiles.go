@@ -420,6 +420,9 @@ func (a *analyzer) patchTargets(seg *Segment, label string, args []word, mbox bo
 			continue
 		}
 		b, err := readProjectFile(abs)
+		if os.IsNotExist(err) && !a.written[abs] && !a.downloaded[abs] {
+			continue // the applier fails: nothing to write (a patch this command makes first is unknown)
+		}
 		if err != nil {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s applies the patch %s, which cannot be read: %v", label, f.text, err), Rule: "repo-config-unproven", Effect: EffectUnseen})
 			continue

@@ -25,7 +25,7 @@ func newTestEnv(t *testing.T) testEnv {
 
 func (e testEnv) get(k string) string { return e[k] }
 
-func (e testEnv) git(t *testing.T, dir string, args ...string) (string, error) {
+func (e testEnv) git(t testing.TB, dir string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
