@@ -139,6 +139,9 @@ func (c *Config) occasions(inv Invocation) (class, []string, *subSpec) {
 		// git X --help is git help X: only the manual viewer runs.
 		return clsHelp, nil, nil
 	}
+	if inv.Sub == "help" {
+		return 0, nil, nil // git help, -a, -g: lists, in git's own output
+	}
 	spec := lookupSub(inv.Sub)
 	if spec == nil {
 		return clsAll, allHooks, nil
