@@ -208,6 +208,9 @@ type analyzer struct {
 	// configDepth counts the commands from a repository's configuration
 	// being judged around this analysis (see repoconfig.go).
 	configDepth int
+	// wrapperMoves counts the directory changes of wrappers (env -C) in
+	// effect, which classify undoes after the wrapped command.
+	wrapperMoves int
 }
 
 func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {

@@ -550,3 +550,26 @@ func cmpOrString(a, b string) string {
 	}
 	return b
 }
+
+// wrapperChdir reports whether opt makes the wrapper run its command in
+// another directory: env -C/--chdir (GNU coreutils), sudo -D/--chdir.
+// The analysis judges the command's paths, repository and project files
+// there, not where the program stands.
+func wrapperChdir(wrapper, opt string) bool {
+	switch wrapper {
+	case "env":
+		return opt == "-C" || opt == "--chdir" || strings.HasPrefix(opt, "--chdir=") || strings.HasPrefix(opt, "-C") && len(opt) > 2
+	case "sudo":
+		return opt == "-D" || opt == "--chdir" || strings.HasPrefix(opt, "--chdir=") || strings.HasPrefix(opt, "-D") && len(opt) > 2
+	}
+	return false
+}
+
+// chdirSpec is the option spec optionArgument reads a directory change's
+// value with.
+func chdirSpec(opt string) string {
+	if strings.HasPrefix(opt, "--chdir") {
+		return "--chdir"
+	}
+	return opt[:2]
+}

@@ -527,6 +527,8 @@ func TestRepoConfigReasons(t *testing.T) {
 		assert.Equal(t, Safe, w.judge("git status").Risk)
 		assert.NotEqual(t, Safe, w.judge("cd ../other && git status").Risk)
 		assert.NotEqual(t, Safe, w.judge("git -C ../other status").Risk)
+		assert.NotEqual(t, Safe, w.judge("env -C ../other git status").Risk, "env -C moves git")
+		assert.Equal(t, Safe, w.judge("env -C ../other true; git status").Risk, "the move ends with env's command")
 	})
 	t.Run("wrapped", func(t *testing.T) {
 		w := newGitWorld(t)
