@@ -401,6 +401,7 @@ func execCases() []execCase {
 func TestRepoConfigRunsPrograms(t *testing.T) {
 	for _, tc := range execCases() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case is a world of its own
 			command := "git " + strings.Join(quoteAll(tc.run), " ")
 			clean := newGitWorld(t)
 			require.False(t, clean.ran(t, tc.tty, tc.run...), "the canary ran without the configuration")
