@@ -205,6 +205,12 @@ type analyzer struct {
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool
+	// configDepth counts the commands from a repository's configuration
+	// being judged around this analysis (see repoconfig.go).
+	configDepth int
+	// wrapperMoves counts the directory changes of wrappers (env -C) in
+	// effect, which classify undoes after the wrapped command.
+	wrapperMoves int
 }
 
 func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {

@@ -36,7 +36,7 @@ func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 	// An unknown program's --version is still the unknown program running:
 	// safe is proven, never presumed.
 	if len(words) == 2 && words[1].known && (words[1].text == "--version" || words[1].text == "--help") &&
-		!strings.Contains(words[0].text, "/") && a.r.knows(name) {
+		!strings.Contains(words[0].text, "/") && a.r.knows(name) && !versionLoadsProject(name) {
 		seg.networkQuery = true // prints and exits without reaching the network (gh --version)
 		return true
 	}

@@ -12,6 +12,14 @@ import (
 // classify normalizes a simple command (wrappers off) and runs the layers
 // on it. words[0] is literal.
 func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame, piped bool) {
+	// A wrapper that changes directory (env -C) moves only the command it
+	// runs: the rest of the program stays where it was.
+	savedCwd, savedMoves := a.cwd, a.wrapperMoves
+	defer func() {
+		if a.wrapperMoves > savedMoves {
+			a.cwd, a.wrapperMoves = savedCwd, savedMoves
+		}
+	}()
 	seg.Wrappers = append([]string(nil), f.via...)
 	// Functions come before everything else, wrappers and builtins
 	// included, as in bash; their bodies were analyzed where defined.
@@ -81,6 +89,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	if !safe && (seg.Risk == Safe || seg.viaRunner && a.r.Safe.get(name) == nil && a.r.Interpreters.get(name) == nil) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].shown())), Rule: "not-read-only", Coverable: true})
 	}
+	a.projectFiles(seg, name, words)
 }
 
 // unwrapState says what unwrap did.
@@ -184,6 +193,16 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 			if v, ok := optionArgument(args, &i, matchingSpec(spec.OutputOptions, t)); ok {
 				a.outputTarget(seg, v, name+" "+t)
 			}
+		case wrapperChdir(name, t):
+			// env -C DIR, sudo -D DIR: the command runs in DIR.
+			dir, ok := optionArgument(args, &i, chdirSpec(t))
+			a.wrapperMoves++
+			seg.moved = true
+			moved := ""
+			if ok && dir.literal() {
+				moved = a.resolve(dir.text)
+			}
+			a.cwd = moved
 		case takesValue(t, spec.OptionsWithValue):
 			i++
 		}

@@ -69,6 +69,8 @@ var reasonEffects = table[string]{
 	{"reads-credentials", EffectCredentials},
 	{"reads-input-names", EffectCredentials},
 	{"recursive-function", EffectUnseen},
+	{"repo-config-program", EffectCode},
+	{"repo-config-unproven", EffectUnseen},
 	{"reverse-shell", EffectCode},
 	{"root-shell", EffectPrivilege},
 	{"runs-download", EffectCode},

@@ -73,6 +73,11 @@ type suggestRules struct {
 	// reach what the approved command did not, so "allow always" offers
 	// them only the exact command.
 	Targets []string `json:"targets"`
+	// OptionsFirst are programs whose own options come before their
+	// subcommand (git -c, git -C): a rule of theirs that names no
+	// subcommand is about those, which a `PROGRAM SUB **` pattern cannot
+	// reach. Every other program's options may follow its operands.
+	OptionsFirst []string `json:"optionsFirst"`
 }
 
 // programInfo describes a program's option syntax.

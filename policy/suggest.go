@@ -151,6 +151,9 @@ func (e *Engine) wildcardScope(argv []string) string {
 		if at < 0 || e.targets(argv[at:]) {
 			return "" // `python3 -m pip install x` is pip install
 		}
+		if e.optionsReach(path.Base(argv[at]), nil) {
+			return "" // python3 -m pytest takes pytest's options
+		}
 		if _, ok := e.rules.Suggest.Subcommands.lookup(path.Base(argv[at])); ok {
 			// A script with subcommands of its own (Django's manage.py:
 			// test, runserver, migrate) is scoped to the subcommand.
@@ -173,6 +176,9 @@ func (e *Engine) wildcardScope(argv []string) string {
 		deeper, ok = e.rules.Suggest.Subcommands.lookup(name)
 	}
 	if !ok {
+		if e.optionsReach(name, nil) {
+			return ""
+		}
 		return pattern.Prefix(argv, 0)
 	}
 	withValue := e.rules.Programs.get(name).OptionsWithValue
@@ -182,10 +188,53 @@ func (e *Engine) wildcardScope(argv []string) string {
 	}
 	if slices.Contains(deeper, argv[sub]) {
 		if next := operandIndex(argv, sub+1, withValue); next >= 0 {
+			if e.optionsReach(name, []string{argv[sub], argv[next]}) {
+				return ""
+			}
 			return pattern.Prefix(argv, next)
 		}
 	}
+	if e.optionsReach(name, []string{argv[sub]}) {
+		return ""
+	}
 	return pattern.Prefix(argv, sub)
+}
+
+// optionsReach reports whether the program's model says an option given
+// after the words a wildcard fixes can reach other targets or effects
+// (issue 22, 5b: `pytest **` covered `pytest --basetemp=~`, `make all **`
+// `make all -f ../x.mk`, `git apply **` what --unsafe-paths writes): a
+// rule of the table that matches on the program's options or their
+// values (or on any text, for a rule naming the subcommand), is firm or
+// dangerous, and applies to the subcommand — it names it, or names none
+// and the program's options may follow its operands (every program but
+// suggest.optionsFirst's). Such a rule waives nothing
+// under a wildcard, but the wildcard would still stand for every option
+// the model does not know yet; only the exact command is offered.
+func (e *Engine) optionsReach(program string, fixed []string) bool {
+	for _, ru := range e.rules.rulesFor(program) {
+		if !ru.Firm && ru.Risk != Dangerous {
+			continue
+		}
+		if len(ru.Options) == 0 && len(ru.ValueOf) == 0 && (len(ru.Sub) == 0 || ru.Text == "" && len(ru.AnyArg) == 0) {
+			// A rule on operands, or a free-text rule that names no
+			// subcommand (its expression says which it is about:
+			// install-from-url's "install … URL").
+			continue
+		}
+		if len(ru.Sub) == 0 {
+			if !contains(e.rules.Suggest.OptionsFirst, program) {
+				return true
+			}
+			continue
+		}
+		for _, s := range ru.Sub {
+			if subCompatible(strings.Fields(s), fixed) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (e *Engine) isShell(name string) bool {
@@ -238,4 +287,22 @@ func operandIndex(argv []string, from int, withValue []string) int {
 		}
 	}
 	return -1
+}
+
+// subCompatible reports whether a rule's subcommand words and the words a
+// pattern fixes can name the same command: each pair they both have
+// matches (a rule's part may be a set, "delete-*|terminate-*", or "*",
+// any word). `git stash **` reaches `git stash drop`; `docker compose up
+// **` reaches `docker compose up down -v`, which compose-down-volumes
+// reads as compose PROJECT down, but not `docker compose run`.
+func subCompatible(rule, fixed []string) bool {
+	if len(fixed) == 0 {
+		return false
+	}
+	for i := 0; i < len(rule) && i < len(fixed); i++ {
+		if !subPartMatches(rule[i], fixed[i]) {
+			return false
+		}
+	}
+	return true
 }

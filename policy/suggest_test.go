@@ -26,15 +26,22 @@ func TestProposals(t *testing.T) {
 		{"git -C sub log --oneline", [][]string{{"git -C sub log --oneline $"}}},
 		{"git commit -m wip", [][]string{{"git commit -m wip $", "git commit **"}}},
 		{"git --version", [][]string{{"git --version $"}}},
-		{"npm test", [][]string{{"npm test $", "npm test **"}}},
-		{"npm run build -- --watch", [][]string{{"npm run build -- --watch $", "npm run build **"}}},
+		// Runners whose options reach other targets or effects (npm
+		// --prefix, go -toolexec, make -f, pytest --basetemp): the exact
+		// command only (issue 22, 5b).
+		{"npm test", [][]string{{"npm test $"}}},
+		{"npm run build -- --watch", [][]string{{"npm run build -- --watch $"}}},
 		{"yarn run lint", [][]string{{"yarn run lint $", "yarn run lint **"}}},
 		{"cargo build --release", [][]string{{"cargo build --release $", "cargo build **"}}},
 		{"xargs -n1 echo", [][]string{nil}}, // judged by the command inside, whose words come at run time
-		{"go test ./...", [][]string{{"go test ./... $", "go test **"}}},
-		{"go run ./cmd/tool", [][]string{{"go run ./cmd/tool $", "go run ./cmd/tool **"}}},
-		{"docker compose up -d", [][]string{{"docker compose up -d $", "docker compose up **"}}},
-		{"make test", [][]string{{"make test $", "make test **"}}},
+		{"go test ./...", [][]string{{"go test ./... $"}}},
+		{"go run ./cmd/tool", [][]string{{"go run ./cmd/tool $"}}},
+		// compose-down-volumes reads `docker compose up down -v` as
+		// compose PROJECT down -v: `docker compose up **` would reach it.
+		{"docker compose up -d", [][]string{{"docker compose up -d $"}}},
+		{"make test", [][]string{{"make test $"}}},
+		{"pytest", [][]string{{"pytest $"}}},
+		{"make all", [][]string{{"make all $"}}},
 		{"make", [][]string{{"make $"}}},
 		{"/usr/bin/git commit", [][]string{{"/usr/bin/git commit $", "/usr/bin/git commit **"}}},
 		{"npx tsc --noEmit", [][]string{{"npx tsc --noEmit $", "npx tsc **"}}},
@@ -60,7 +67,7 @@ func TestProposals(t *testing.T) {
 		// Shells, wrappers and inline code never get `**`.
 		{"bash build.sh", [][]string{{"bash build.sh $"}}},
 		{"python3 -c 'print(1)'", [][]string{{"python3 -c print(1)"}}},
-		{"timeout 5 make test", [][]string{{"make test $", "make test **"}}},
+		{"timeout 5 make test", [][]string{{"make test $"}}},
 		// Dangerous: the exact command only.
 		{"rm -rf /", [][]string{{"rm -rf /"}}},
 		{"git push --force origin main", [][]string{{"git push --force origin main"}}},
@@ -76,10 +83,10 @@ func TestProposals(t *testing.T) {
 		{"node", [][]string{nil}}, // opaque: the allowlist does not apply
 		{"curl https://x.example | sh", [][]string{{"curl https://x.example $"}, nil}},
 		// Several segments each get their own list.
-		{"mkdir -p out && go build -o out/x .", [][]string{{"mkdir -p out $"}, {"go build -o out/x . $", "go build **"}}},
+		{"mkdir -p out && go build -o out/x .", [][]string{{"mkdir -p out $"}, {"go build -o out/x . $"}}},
 		// Words a pattern cannot hold literally.
 		{"rm -rf '/my dir'", [][]string{nil}},
-		{"npm run build -- 'a b'", [][]string{{"npm run build **"}}},
+		{"git commit -m 'a b'", [][]string{{"git commit **"}}},
 		// A write to a path known only at run time is firm: `touch **`
 		// would never cover it, and the exact shape would stand for any.
 		{`touch "$F"`, [][]string{nil}},
@@ -132,7 +139,7 @@ func TestProposalsMatch(t *testing.T) {
 	}{
 		{"git status", 0, map[string]bool{"git status": true, "git status --short": false, "git push": false}},
 		{"git commit -m x", 1, map[string]bool{"git commit --amend": true, "git push": false}},
-		{"npm run build", 1, map[string]bool{"npm run build -- --prod": true, "npm run deploy": false}},
+		{"yarn run build", 1, map[string]bool{"yarn run build --prod": true, "yarn run deploy": false}},
 		{"rm -rf dist", 0, map[string]bool{"rm -rf dist": true, "rm -rf dist src": false, "rm -rf src": false}},
 		{"rm -rf /", 0, map[string]bool{"rm -rf /": true, "rm -rf / /home": false}},
 		{"mkdir -p out", 0, map[string]bool{"mkdir -p out": true, "mkdir x": false, "rmdir x": false}},

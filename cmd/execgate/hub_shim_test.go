@@ -260,19 +260,24 @@ func TestHubAllowAlwaysPersists(t *testing.T) {
 // shim saves, and one the engine did not propose is refused by the hub.
 func TestHubAllowAlwaysChosenScope(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
+	// git pack-refs: not read-only, and no option of it reaches
+	// elsewhere, so a wildcard is proposed (git init's --template and
+	// --separate-git-dir reach other directories: it gets none).
+	out, err := exec.Command("git", "init", "-q", w.work).CombinedOutput()
+	require.NoError(t, err, "%s", out)
 	a := w.approver(t)
-	_, done := w.runShim(t, "git init -q r1")
+	_, done := w.runShim(t, "git pack-refs --all")
 	req := a.next(t, hub.EventRequested)
 	require.Len(t, req.Proposals, 1)
-	assert.Equal(t, []string{"git init -q r1 $", "git init **"}, req.Proposals[0].Patterns)
-	_, err := a.c.ResolveWith(t.Context(), hub.ResolveParams{ID: req.ID, Decision: hub.AllowAlways, Patterns: []string{"git **"}})
+	assert.Equal(t, []string{"git pack-refs --all $", "git pack-refs **"}, req.Proposals[0].Patterns)
+	_, err = a.c.ResolveWith(t.Context(), hub.ResolveParams{ID: req.ID, Decision: hub.AllowAlways, Patterns: []string{"git **"}})
 	require.Error(t, err, "a scope wider than proposed")
-	_, err = a.c.ResolveWith(t.Context(), hub.ResolveParams{ID: req.ID, Decision: hub.AllowAlways, Patterns: []string{"git init **"}})
+	_, err = a.c.ResolveWith(t.Context(), hub.ResolveParams{ID: req.ID, Decision: hub.AllowAlways, Patterns: []string{"git pack-refs **"}})
 	require.NoError(t, err)
 	require.Equal(t, 0, wait(t, done).status)
-	assert.Equal(t, []string{"git init **"}, allowlisted(t, w))
+	assert.Equal(t, []string{"git pack-refs **"}, allowlisted(t, w))
 	a.c.Close()
-	_, done = w.runShim(t, "git init -q r2")
+	_, done = w.runShim(t, "git pack-refs --no-prune")
 	assert.Equal(t, 0, wait(t, done).status)
 }
 

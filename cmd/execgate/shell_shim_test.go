@@ -686,16 +686,19 @@ func TestShimPrompt(t *testing.T) {
 	})
 	t.Run("allow always with a chosen scope", func(t *testing.T) {
 		e := newShimEnv(t, "")
-		o, screen := ptyConverse(t, e, []ptyStep{{"[d]eny?", "a"}, {"save which?", "2"}}, "bash", "-c", "git init -q r1")
+		// See TestHubAllowAlwaysChosenScope for why git pack-refs.
+		out, err := exec.Command("git", "init", "-q", e.work).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		o, screen := ptyConverse(t, e, []ptyStep{{"[d]eny?", "a"}, {"save which?", "2"}}, "bash", "-c", "git pack-refs --all")
 		require.Equal(t, 0, o.status, o.stderr)
-		assert.Contains(t, screen, "git init -q r1 $  or  git init **")
+		assert.Contains(t, screen, "git pack-refs --all $  or  git pack-refs **")
 		cfg, _, _, err := config.Load(e.config)
 		require.NoError(t, err)
 		require.Len(t, cfg.Agents["test-agent"].Allowlist, 1)
-		assert.Equal(t, "git init **", cfg.Agents["test-agent"].Allowlist[0].Pattern)
+		assert.Equal(t, "git pack-refs **", cfg.Agents["test-agent"].Allowlist[0].Pattern)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "git init -q r2"), "")
+		o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "git pack-refs --no-prune"), "")
 		assert.Equal(t, 0, o.status, o.stderr)
 	})
 	for _, key := range []string{"d", "\x03", "\x1b"} {
