@@ -205,6 +205,8 @@ type analyzer struct {
 	// seen holds the statements and arithmetic expressions the walk
 	// judged; net flags any it did not reach.
 	seen map[syntax.Node]bool
+	// pathState is what the analysis saw of the file system (disk.go).
+	pathState
 }
 
 func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {

@@ -75,6 +75,8 @@ func TestStaticTablesSorted(t *testing.T) {
 		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes, "prescanWords": prescanWords,
 		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
 		"unsupportedNodes": unsupportedNodes, "effects": effects,
+		// paths (issue 22)
+		"nameListers": nameListers, "searchesHere": searchesHere, "patternFirst": patternFirst,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -85,6 +87,8 @@ func TestStaticTablesSorted(t *testing.T) {
 		"snapshotSlots": tableKeys(snapshotSlots), "fileWriters": tableKeys(fileWriters), "codeFileOptions": tableKeys(codeFileOptions),
 		"zshCommands": tableKeys(zshCommands), "builtinTable": tableKeys(builtinTable), "downloadOutputs": tableKeys(downloadOutputs),
 		"defaultTrustedSources": tableKeys(defaultTrustedSources), "claudeEnvHookOrder": tableKeys(claudeEnvHookOrder),
+		// paths (issue 22)
+		"linkFollowers": tableKeys(linkFollowers),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
