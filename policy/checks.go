@@ -177,9 +177,14 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		}
 	case "jq":
 		for _, w := range v.words {
-			if strings.Contains(w.text, "env") || strings.Contains(w.text, "$ENV") || strings.Contains(w.text, "input_filename") {
+			if jqReadsEnvironment(w.text) {
 				unsafe("jq reads the environment, which may hold secrets", "prints-environment")
 				break
+			}
+		}
+		if i := v.find("-f", "--from-file"); i >= 0 {
+			if why := a.jqProgramFile(v, i); why != "" {
+				unsafe("jq "+why, "prints-environment")
 			}
 		}
 	case "ps":

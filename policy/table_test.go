@@ -76,7 +76,8 @@ func TestStaticTablesSorted(t *testing.T) {
 		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
 		"unsupportedNodes": unsupportedNodes, "effects": effects,
 		// paths (issue 22)
-		"nameListers": nameListers, "searchesHere": searchesHere, "patternFirst": patternFirst,
+		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
+		"patternFirst": patternFirst,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
