@@ -1022,6 +1022,7 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 		}
 	}
 	a.linkReach(seg, name, words[1:])
+	a.ciOutput(seg, name, words)
 	if a.decodes(name, words) {
 		seg.flags.decodes = true
 	}
@@ -1244,6 +1245,7 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 		if r.Hdoc != nil {
 			a.expansions(seg, evalWord(r.Hdoc), f)
 		}
+		a.ciInput(seg, r, target)
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
 			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
@@ -1329,6 +1331,9 @@ func isFD(s string) bool {
 // directories), to a path the analysis can resolve, and not to a file that
 // runs code later (a git hook, .envrc, a CI workflow …).
 func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
+	if why := a.ciControlWrite(target); why != "" {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s", what(op), why), Rule: "ci-control-file"})
+	}
 	if !target.pathKnown() {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.shown())), Rule: "dynamic-redirect"})
 		return

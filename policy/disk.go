@@ -42,6 +42,9 @@ type pathState struct {
 	// globsChanged is set when the program may change how bash expands
 	// globs (shopt, GLOBIGNORE): see globs.go.
 	globsChanged bool
+	// ci is 1 when the starting environment says this is a CI job, -1
+	// when it does not, 0 before it was read (see ci.go).
+	ci int8
 }
 
 // lstatEntry is what lstat said about one path.

@@ -27,6 +27,8 @@ var reasonEffects = table[string]{
 	{"alias-shadows-command", EffectCode},
 	{"arithmetic-value", EffectUnseen},
 	{"builtin-callback", EffectCode},
+	{"ci-control-file", EffectEnvironment},
+	{"ci-workflow-command", EffectEnvironment},
 	{"code-loading-write", EffectWrite},
 	{"credentials-to-network", EffectSend},
 	{"dangerous-variable", EffectEnvironment},

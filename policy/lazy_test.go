@@ -17,7 +17,7 @@ func TestLazyRegexps(t *testing.T) {
 		"claudeEnvHookFile": claudeEnvHookFile, "slotName": slotName, "claudeGuard": claudeGuard,
 		"redirectArrayVar": redirectArrayVar,
 		// paths (issue 22)
-		"jqImport": jqImport,
+		"jqImport": jqImport, "sedSelect": sedSelect,
 	}
 	for name, re := range all {
 		if re.get() == nil {

@@ -77,7 +77,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"unsupportedNodes": unsupportedNodes, "effects": effects,
 		// paths (issue 22)
 		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
-		"patternFirst": patternFirst,
+		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -89,7 +89,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"zshCommands": tableKeys(zshCommands), "builtinTable": tableKeys(builtinTable), "downloadOutputs": tableKeys(downloadOutputs),
 		"defaultTrustedSources": tableKeys(defaultTrustedSources), "claudeEnvHookOrder": tableKeys(claudeEnvHookOrder),
 		// paths (issue 22)
-		"linkFollowers": tableKeys(linkFollowers),
+		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
