@@ -7,6 +7,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // A path is judged by what it resolves to on disk when the command is
@@ -61,6 +63,7 @@ type disk struct {
 	seen     map[string]lstatEntry
 	resolved map[string]resolved
 	walks    map[string]walkResult
+	globs    map[*syntax.Word]expansion
 	lookups  int
 	// entries counts the directory entries read by walks and globs.
 	entries int
@@ -484,4 +487,26 @@ func (a *analyzer) env(name string) string {
 		return ""
 	}
 	return a.getenv(name)
+}
+
+// seedEntries records what a directory listing of dir says about its
+// entries, sparing each match of a glob an lstat: the type of an entry
+// that is not a link is all that is known (not its owner or mode bits),
+// so only inside the workspace, where those do not matter.
+func (a *analyzer) seedEntries(dir string, ents []fs.DirEntry) {
+	d := a.fs()
+	if !strings.HasPrefix(dir, "/") || dir != path.Clean(dir) || !a.insideWorkspace(dir) {
+		return
+	}
+	if d.seen == nil {
+		d.seen = map[string]lstatEntry{}
+	}
+	for _, e := range ents {
+		if t := e.Type(); t&fs.ModeSymlink == 0 {
+			p := dir + "/" + e.Name()
+			if _, ok := d.seen[p]; !ok {
+				d.seen[p] = lstatEntry{mode: t, uid: -1}
+			}
+		}
+	}
 }

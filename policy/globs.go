@@ -93,6 +93,29 @@ func (a *analyzer) noteShellOptions(name string, words []word) {
 // current directory. It returns the words bash passes (the word as
 // written when nothing matches) and whether it could tell.
 func (a *analyzer) expandGlob(w word) (fields []string, ok bool) {
+	if w.node == nil {
+		return nil, false
+	}
+	d := a.fs()
+	if e, seen := d.globs[w.node]; seen {
+		return e.fields, e.ok
+	}
+	fields, ok = a.expandGlobOnDisk(w)
+	if d.globs == nil {
+		d.globs = map[*syntax.Word]expansion{}
+	}
+	d.globs[w.node] = expansion{fields, ok}
+	return fields, ok
+}
+
+// expansion is what expandGlob found for one word.
+type expansion struct {
+	fields []string
+	ok     bool
+}
+
+// expandGlobOnDisk is expandGlob without the memo.
+func (a *analyzer) expandGlobOnDisk(w word) (fields []string, ok bool) {
 	opts := a.globOptions()
 	if w.node == nil || opts.unknown || !expandable(w.node) {
 		return nil, false
@@ -128,6 +151,7 @@ func (a *analyzer) expandGlob(w word) (fields []string, ok bool) {
 			for _, e := range ents {
 				nonASCII = nonASCII || !isASCII(e.Name())
 			}
+			a.seedEntries(dir, ents)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 				failed = true // bash may see what this could not
 			}
