@@ -100,14 +100,27 @@ var workflowCommands = [...]string{
 // line (Azure, TeamCity); GitHub at the start of a line, which a program
 // that cuts lines can make of any place: so anywhere, in any case.
 func workflowCommand(text string) string {
-	lower := strings.ToLower(text)
+	// ASCII case only: the markers are ASCII, and folding other letters
+	// would move byte offsets (and the runners do not fold them either).
+	lower := asciiLower(text)
 	for _, c := range workflowCommands {
-		if i := strings.Index(lower, strings.ToLower(c)); i >= 0 {
+		if i := strings.Index(lower, asciiLower(c)); i >= 0 {
 			end := min(len(text), i+len(c)+24)
 			return oneLine(text[i:end])
 		}
 	}
 	return ""
+}
+
+// asciiLower lowers the ASCII letters of s, keeping every byte offset.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // contentCopiers print lines of what they read unchanged (perhaps

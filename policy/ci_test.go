@@ -16,6 +16,7 @@ func TestCIWorkflowCommands(t *testing.T) {
 	ci := []string{
 		"echo '##vso[task.prependpath]/tmp/evil'",
 		"echo '##vso[task.setvariable variable=X]y'",
+		"echo '##VSO[TASK.SETVARIABLE variable=X]y'",
 		"echo '::set-output name=x::y'",
 		"echo '::set-env name=LD_PRELOAD::/tmp/x.so'",
 		"echo '::add-path::/tmp/evil'",
