@@ -196,6 +196,8 @@ func (a *analyzer) ciOutput(seg *Segment, name string, words []word) {
 		if why := a.unscannedOutput(name, words[1:]); why != "" {
 			flag(why)
 		}
+	case name == "sed" && viewArgs(words[1:], nil).has("-i", "--in-place"):
+		// sed -i writes its files, not its output (the write is judged).
 	case contentMakers.has(name):
 		flag(fmt.Sprintf("%s prints text it computes in CI, where a line can be a workflow command that changes later steps", name))
 	case contentCopiers.has(name):

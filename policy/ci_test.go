@@ -50,6 +50,7 @@ func TestCIWorkflowCommands(t *testing.T) {
 			"grep -n hello clean.txt",
 			"printf '%s\\n' done",
 			"cat <<'EOF'\nplain text\nEOF",
+			"sed -n '10,20p' clean.txt",
 		} {
 			w.requireSafe(cmd)
 		}
