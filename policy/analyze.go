@@ -211,6 +211,8 @@ type analyzer struct {
 	// wrapperMoves counts the directory changes of wrappers (env -C) in
 	// effect, which classify undoes after the wrapped command.
 	wrapperMoves int
+	// pathState is what the analysis saw of the file system (disk.go).
+	pathState
 }
 
 func (a *analyzer) parser(lang syntax.LangVariant) *syntax.Parser {

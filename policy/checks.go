@@ -98,6 +98,10 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			seg.flags.readsCreds = true
 			unsafe(fmt.Sprintf("%s reads credentials (%s)%s", label, c, environNote(c)), "reads-credentials")
 			a.printsSecretStore(seg, label, spec, c)
+		} else if leaf && !spec.Runner {
+			if why := a.unprovenRead(program, spec, credArgs); why != "" {
+				unsafe(fmt.Sprintf("%s %s", label, why), "reads-private")
+			}
 		}
 		if leaf {
 			seg.credsModelled = true
@@ -173,9 +177,14 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		}
 	case "jq":
 		for _, w := range v.words {
-			if strings.Contains(w.text, "env") || strings.Contains(w.text, "$ENV") || strings.Contains(w.text, "input_filename") {
+			if jqReadsEnvironment(w.text) {
 				unsafe("jq reads the environment, which may hold secrets", "prints-environment")
 				break
+			}
+		}
+		if i := v.find("-f", "--from-file"); i >= 0 {
+			if why := a.jqProgramFile(v, i); why != "" {
+				unsafe("jq "+why, "prints-environment")
 			}
 		}
 	case "ps":
@@ -668,7 +677,7 @@ func (a *analyzer) anyMatch(globs []*glob.Pattern, sets []string, words []word) 
 // listed in rules.json.
 func builtinSet(name string) bool {
 	switch name {
-	case "catastrophic", "outside-workspace", "protected", "elsewhere", "mount-elsewhere", "credential-source", "stdin", "kube-secret-type", "kube-data-output":
+	case "catastrophic", "outside-workspace", "protected", "elsewhere", "elsewhere-code", "mount-elsewhere", "credential-source", "stdin", "kube-secret-type", "kube-data-output":
 		return true
 	}
 	return false
@@ -683,6 +692,8 @@ func (a *analyzer) inSet(set string, w word) bool {
 		return a.outsideWorkspace(w)
 	case "elsewhere":
 		return a.elsewhere(w)
+	case "elsewhere-code":
+		return a.foreign(w)
 	case "mount-elsewhere":
 		return a.elsewhere(mountSource(w))
 	case "credential-source":
@@ -700,11 +711,15 @@ func (a *analyzer) inSet(set string, w word) bool {
 		_, ok := a.protectedPath(w.text)
 		return ok
 	}
-	n := a.normPath(w.text)
-	if set == "system" && a.pathIn("temporary", n) {
+	if set == "system" && a.pathIn("temporary", a.normPath(w.text)) {
 		return false // /private/var/folders/…: temporary, though below /private/var
 	}
-	return a.pathIn(set, n)
+	for _, f := range a.pathForms(w.text) {
+		if a.pathIn(set, f) {
+			return true // on disk or as written: the most sensitive name wins
+		}
+	}
+	return false
 }
 
 // pathIn matches p against the named glob set.
@@ -725,9 +740,10 @@ func (a *analyzer) pathIn(set, p string) bool {
 	return false
 }
 
-// normPath writes p the way the path sets are written: absolute, with ~
-// for a home directory (see homeForm). A path that cannot be resolved is
-// returned as written, so that the sets' **/ patterns still see its name.
+// normPath writes p the way the path sets are written: absolute, resolved
+// on disk, with ~ for a home directory (see homeForm). A path that cannot
+// be resolved is returned as written, so that the sets' **/ patterns
+// still see its name.
 func (a *analyzer) normPath(p string) string {
 	if p == "" || strings.HasPrefix(p, unknownShape) {
 		return p
@@ -736,7 +752,7 @@ func (a *analyzer) normPath(p string) string {
 	if abs == "" {
 		return p
 	}
-	return homeForm(abs, a.home)
+	return a.homeForm(abs)
 }
 
 // catastrophic reports whether a recursive delete of w wipes out a home,
@@ -773,15 +789,15 @@ func (a *analyzer) catastrophic(w word) bool {
 		return true
 	}
 	w.text = t
-	if abs := a.resolve(t); abs != "" && a.pathIn("temporary", abs) {
-		return false // below a temporary directory, even one inside /private/var
+	if abs := a.resolve(t); abs != "" && a.scratch(abs) {
+		return false // scratch below a temporary directory, even one inside /private/var
 	}
 	if a.pathIn("system", p) {
 		return true
 	}
 	// The workspace itself or anything above it.
-	if abs := a.resolve(strings.TrimSuffix(strings.TrimSuffix(t, "*"), "/")); abs != "" && a.workspace != "" {
-		if abs == a.workspace || strings.HasPrefix(a.workspace, abs+"/") || abs == "/" {
+	if abs := a.resolve(strings.TrimSuffix(strings.TrimSuffix(t, "*"), "/")); abs != "" && a.realWorkspace() != "" {
+		if ws := a.realWorkspace(); abs == ws || strings.HasPrefix(ws, abs+"/") || abs == "/" {
 			return true
 		}
 	}
@@ -831,17 +847,18 @@ func (a *analyzer) outsideWorkspace(w word) bool {
 	if abs == "" {
 		return false
 	}
-	return !a.insideWorkspace(abs) && !a.pathIn("temporary", abs)
+	return !a.insideWorkspace(abs) && !a.scratch(abs)
 }
 
 // insideWorkspace reports whether p lies in the workspace (the directory
 // the command was started in).
 func (a *analyzer) insideWorkspace(p string) bool {
 	abs := a.resolve(p)
-	if abs == "" || a.workspace == "" {
+	ws := a.realWorkspace()
+	if abs == "" || ws == "" {
 		return false
 	}
-	return abs == a.workspace || strings.HasPrefix(abs, a.workspace+"/") || a.workspace == "/"
+	return abs == ws || strings.HasPrefix(abs, ws+"/")
 }
 
 // protectedPath reports whether writing p is dangerous, and why.
@@ -853,19 +870,30 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 	if abs == "" {
 		abs = n
 	}
-	if a.pathIn("temporary", abs) {
-		return "", false // a temporary directory inside a system one (/private/var/folders)
+	if a.pathIn("harmless", n) || a.pathIn("harmless", abs) {
+		return "", false // what is written, on disk: /dev/null
 	}
+	// A file is as sensitive as the most sensitive name it has — on disk
+	// or as written, absolute or in a home — wherever it lies: a start-up
+	// file is one in a home under /tmp too. Only the system and device
+	// sets give way to a temporary directory inside them
+	// (/private/var/folders, /dev/shm).
+	temporary := a.pathIn("temporary", abs)
+	forms := append(a.pathForms(p), a.absForms(p)...)
 	for _, set := range [...]struct{ name, why string }{
-		{"harmless", ""},
 		{"network-devices", "opens a network connection, as reverse shells do"},
 		{"devices", "writes to a disk device"},
 		{"self", "changes execgate's own configuration or program"},
 		{"persistence", "changes a start-up, login or scheduled-job file (persistence)"},
 		{"system", "writes to a system path"},
 	} {
-		if a.pathIn(set.name, n) || a.pathIn(set.name, abs) {
-			return set.why, set.why != ""
+		if temporary && (set.name == "devices" || set.name == "system") {
+			continue
+		}
+		for _, f := range forms {
+			if a.pathIn(set.name, f) {
+				return set.why, true
+			}
 		}
 	}
 	for _, pp := range a.protected {
@@ -886,43 +914,14 @@ func (a *analyzer) credentialArg(program string, args []word) string {
 			continue
 		}
 		t := w.text
-		// --file=PATH, -dPATH, @PATH (curl) all read PATH.
-		candidates := []string{t}
-		if _, v, ok := strings.Cut(t, "="); ok {
-			candidates = append(candidates, v)
-		}
-		if strings.HasPrefix(t, "@") {
-			candidates = append(candidates, t[1:])
-		}
-		if rest, ok := strings.CutPrefix(t, "file://"); ok {
-			// file:///etc/shadow, file://localhost/etc/shadow
-			rest = strings.TrimPrefix(rest, "localhost")
-			candidates = append(candidates, rest)
-		}
-		if i := strings.Index(t, "=@"); i >= 0 {
-			candidates = append(candidates, t[i+2:])
-		}
-		if isOption(t) && !strings.HasPrefix(t, "--") {
-			if letters := clusterLetters(t); letters != "" && len(letters)+1 < len(t) {
-				candidates = append(candidates, t[len(letters)+1:]) // -rf/proc/self/environ
-			}
-		}
-		// host:path (scp, rsync) and rev:path (git show).
-		if i := strings.LastIndexByte(t, ':'); i >= 0 && !strings.Contains(t, "://") {
-			candidates = append(candidates, t[i+1:])
-		}
-		for _, c := range candidates {
-			if c == "" {
-				continue
-			}
-			if strings.HasPrefix(c, "~") && !w.tilde && c == t {
-				continue // a quoted ~ is not the home directory
-			}
-			if a.pathIn("credentials", a.normPath(c)) {
+		for _, c := range pathCandidates(w) {
+			if a.pathInAny("credentials", c) {
 				return c
 			}
-			if w.glob && a.globReaches(a.normPath(c)) {
-				return c // cat ~/.s*/id*: the glob reaches a credential file
+			if w.glob {
+				if m := a.globReads(w, c); m != "" {
+					return m // cat ~/.s*/id*: the glob reaches a credential file
+				}
 			}
 			if recursive && !isOption(c) && a.holdsCredentials(c) {
 				return c + ", which holds credentials" // grep -r TOKEN ~
@@ -934,6 +933,44 @@ func (a *analyzer) credentialArg(program string, args []word) string {
 		}
 	}
 	return ""
+}
+
+// pathCandidates are the paths an argument may name: the word, the value
+// of --file=PATH, -dPATH, @PATH (curl), file://PATH, host:path (scp,
+// rsync) and rev:path (git show). A quoted ~ is not the home directory.
+func pathCandidates(w word) []string {
+	t := w.text
+	candidates := []string{t}
+	if _, v, ok := strings.Cut(t, "="); ok {
+		candidates = append(candidates, v)
+	}
+	if strings.HasPrefix(t, "@") {
+		candidates = append(candidates, t[1:])
+	}
+	if rest, ok := strings.CutPrefix(t, "file://"); ok {
+		// file:///etc/shadow, file://localhost/etc/shadow
+		rest = strings.TrimPrefix(rest, "localhost")
+		candidates = append(candidates, rest)
+	}
+	if i := strings.Index(t, "=@"); i >= 0 {
+		candidates = append(candidates, t[i+2:])
+	}
+	if isOption(t) && !strings.HasPrefix(t, "--") {
+		if letters := clusterLetters(t); letters != "" && len(letters)+1 < len(t) {
+			candidates = append(candidates, t[len(letters)+1:]) // -rf/proc/self/environ
+		}
+	}
+	if i := strings.LastIndexByte(t, ':'); i >= 0 && !strings.Contains(t, "://") {
+		candidates = append(candidates, t[i+1:])
+	}
+	out := candidates[:0]
+	for _, c := range candidates {
+		if c == "" || strings.HasPrefix(c, "~") && !w.tilde && c == t {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // globReaches reports whether the shell glob pattern p (already in the
@@ -984,6 +1021,8 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 			}
 		}
 	}
+	a.linkReach(seg, name, words[1:])
+	a.ciOutput(seg, name, words)
 	if a.decodes(name, words) {
 		seg.flags.decodes = true
 	}
@@ -1010,7 +1049,7 @@ func (a *analyzer) flows(seg *Segment, name string, words []word) {
 // subcommand's own model) dangerous: what it prints goes to the agent,
 // and from there to the model provider, so the secret leaves the machine.
 func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec, c string) {
-	if spec.Inert || spec.Sub != nil || !a.pathIn("secret-stores", a.normPath(c)) {
+	if spec.Inert || spec.Sub != nil || strings.HasPrefix(c, globRead) || !a.pathInAny("secret-stores", c) {
 		return
 	}
 	seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s prints the secret in %s to the agent, and so off the machine", label, c), Rule: "prints-secret",
@@ -1206,6 +1245,7 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 		if r.Hdoc != nil {
 			a.expansions(seg, evalWord(r.Hdoc), f)
 		}
+		a.ciInput(seg, r, target)
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
 			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
@@ -1227,6 +1267,8 @@ func (a *analyzer) redirects(seg *Segment, s *syntax.Stmt, f frame) {
 				} else {
 					seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("reads credentials (%s)", c), Rule: "reads-credentials"})
 				}
+			} else if why := a.unprovenRead("", &safeSpec{}, []word{target}); why != "" {
+				seg.add(Reason{Risk: NeedsReview, Text: "redirect < " + why, Rule: "reads-private"})
 			}
 		}
 	}
@@ -1289,6 +1331,9 @@ func isFD(s string) bool {
 // directories), to a path the analysis can resolve, and not to a file that
 // runs code later (a git hook, .envrc, a CI workflow …).
 func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
+	if why := a.ciControlWrite(target); why != "" {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s", what(op), why), Rule: "ci-control-file"})
+	}
 	if !target.pathKnown() {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.shown())), Rule: "dynamic-redirect"})
 		return
@@ -1322,39 +1367,44 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	if a.pathIn("harmless", n) {
 		return
 	}
-	abs := a.resolve(target.text)
+	r := a.lookup(target.text)
+	abs := r.path
 	if abs != "" {
 		if a.written == nil {
 			a.written = map[string]bool{}
 		}
 		a.written[abs] = true
 	}
+	shown := target.text
+	if r.viaLink && abs != "" {
+		shown = fmt.Sprintf("%s (a link to %s)", target.text, a.homeForm(abs))
+	}
 	switch {
 	case abs == "":
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, relative to a directory execgate cannot follow (unknown)", what(op), target.text), Rule: "unknown-directory-write"})
-	case a.pathIn("code-loading", n) || a.pathIn("code-loading", abs):
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes %s, a file that runs code later (code-loading)", what(op), target.text), Rule: "code-loading-write"})
-	case !a.insideWorkspace(abs) && !a.pathIn("temporary", abs):
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, outside the workspace", what(op), target.text), Rule: "outside-workspace-write"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, which execgate cannot resolve: %s (unknown)", what(op), target.text, r.why), Rule: "unknown-directory-write"})
+	case a.pathInAny("code-loading", target.text) || a.pathIn("code-loading", abs):
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes %s, a file that runs code later (code-loading)", what(op), shown), Rule: "code-loading-write"})
+	case !a.insideWorkspace(abs) && !a.scratch(abs):
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, outside the workspace%s", what(op), shown, a.placeNote(abs)), Rule: "outside-workspace-write"})
 	default:
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), target.text), Rule: "writes-file", Coverable: true})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s", what(op), shown), Rule: "writes-file", Coverable: true})
 	}
 }
 
 // globWrite classifies a write to a file named by a pattern: bash writes
-// to the one file the pattern matches, so the write is as bad as the worst
-// protected file the pattern could match.
+// to the file the pattern matches (to the pattern as written when none
+// does), so every file it expands to is judged, and the write is as bad
+// as the worst protected file the pattern could name by bash's rules.
 func (a *analyzer) globWrite(seg *Segment, target word, op string) {
-	n := a.normPath(target.text)
-	if g, err := glob.Compile(n, '/'); err == nil {
-		for _, set := range []string{"persistence", "self", "credentials", "credential-samples"} {
-			for _, p := range a.r.Paths.get(set) {
-				if !strings.ContainsAny(p, "*?[{") && g.Match(p) {
-					seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s writes to the pattern %s, which can name %s: it changes a start-up, login or credential file", what(op), target.text, p), Rule: "protected-write"})
-					return
-				}
-			}
+	if p, ok := a.globCouldName(target, target.text, "persistence", "self", "credentials", "credential-samples"); ok {
+		seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("%s writes to the pattern %s, which can name %s: it changes a start-up, login or credential file", what(op), target.text, p), Rule: "protected-write"})
+		return
+	}
+	if fields, exact := a.wordPaths(target, target.text); exact {
+		for _, f := range fields {
+			a.writeTarget(seg, word{text: f, known: true}, op)
 		}
+		return
 	}
 	seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a file named by the pattern %s (unknown)", what(op), target.text), Rule: "glob-write"})
 }

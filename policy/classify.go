@@ -71,6 +71,7 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 
 // layers runs the safe-binary, dangerous-pattern and data-flow checks.
 func (a *analyzer) layers(seg *Segment, name string, words []word) {
+	a.noteShellOptions(name, words)
 	safe := a.safeProgram(seg, name, words)
 	seg.flags.listsWorkspace = a.listsWorkspace(name, words)
 	a.inputNames(seg, name, words)
@@ -878,18 +879,12 @@ func (a *analyzer) cd(name string, words []word) {
 	}
 	switch {
 	case len(args) == 0:
-		a.cwd = a.resolve("~")
+		a.cwd = a.logical("~")
 	case !args[0].pathKnown() || args[0].glob || args[0].brace || args[0].text == "-" || strings.HasPrefix(args[0].text, "+"):
 		a.cwd = "" // cd "$dir", cd ~/.ss[h], cd -: not followed
 	default:
-		a.cwd = a.resolve(args[0].text)
+		a.cwd = a.cdTarget(args[0].text)
 	}
-}
-
-// resolve makes p absolute against the current directory as far as it is
-// known; "" when it is not (see normalizePath).
-func (a *analyzer) resolve(p string) string {
-	return normalizePath(p, pathContext{home: a.home, tildeHome: a.tildeHome, cwd: a.cwd})
 }
 
 // interpreter handles python -c, node -e, … and scripts.

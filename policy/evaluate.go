@@ -101,6 +101,7 @@ func (r Result) MayAssign(name string) bool {
 func (e *Engine) Analyze(req Request) Result {
 	start := cleanDir(req.Cwd)
 	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected, getenv: req.env}
+	a.settle(req.Command)
 	res := Result{Command: req.Command, Agent: req.Agent}
 	top := frame{lang: req.Dialect.lang()}
 	if err := a.program(req.Command, top); err != nil {

@@ -16,6 +16,8 @@ func TestLazyRegexps(t *testing.T) {
 		"firstLiteral": firstLiteral, "secretName": secretName, "inspectTemplateSafe": inspectTemplateSafe,
 		"claudeEnvHookFile": claudeEnvHookFile, "slotName": slotName, "claudeGuard": claudeGuard,
 		"redirectArrayVar": redirectArrayVar,
+		// paths (issue 22)
+		"jqImport": jqImport, "sedSelect": sedSelect,
 	}
 	for name, re := range all {
 		if re.get() == nil {

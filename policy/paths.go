@@ -23,6 +23,16 @@ type pathContext struct {
 // path cannot be known: relative to an unknown directory, ~- (the previous
 // directory), or another process's current directory.
 func normalizePath(p string, c pathContext) string {
+	raw := joinPath(p, c)
+	if raw == "" {
+		return ""
+	}
+	return resolveProc(raw, c.cwd)
+}
+
+// joinPath is p made absolute as normalizePath makes it, before cleaning:
+// on disk, a ".." after a link climbs from the link's target.
+func joinPath(p string, c pathContext) string {
 	if p == "" {
 		return ""
 	}
@@ -56,7 +66,7 @@ func normalizePath(p string, c pathContext) string {
 		}
 		p = c.cwd + "/" + p
 	}
-	return resolveProc(p, c.cwd)
+	return p
 }
 
 // resolveProc cleans an absolute path component by component, following

@@ -526,15 +526,6 @@ func (a *analyzer) patchName(dir, n string) string {
 	return ""
 }
 
-// env reads the environment the command started with ("" when the
-// request has none).
-func (a *analyzer) env(k string) string {
-	if a.getenv == nil {
-		return ""
-	}
-	return a.getenv(k)
-}
-
 // parentDir is d's parent, or "" at the root.
 func parentDir(d string) string {
 	p := filepath.Dir(d)

@@ -75,6 +75,9 @@ func TestStaticTablesSorted(t *testing.T) {
 		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes, "prescanWords": prescanWords,
 		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
 		"unsupportedNodes": unsupportedNodes, "effects": effects,
+		// paths (issue 22)
+		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
+		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -85,6 +88,8 @@ func TestStaticTablesSorted(t *testing.T) {
 		"snapshotSlots": tableKeys(snapshotSlots), "fileWriters": tableKeys(fileWriters), "codeFileOptions": tableKeys(codeFileOptions),
 		"zshCommands": tableKeys(zshCommands), "builtinTable": tableKeys(builtinTable), "downloadOutputs": tableKeys(downloadOutputs),
 		"defaultTrustedSources": tableKeys(defaultTrustedSources), "claudeEnvHookOrder": tableKeys(claudeEnvHookOrder),
+		// paths (issue 22)
+		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)

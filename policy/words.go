@@ -290,7 +290,9 @@ func unescapeUnquoted(v string, out *word) string {
 			continue
 		case c == '*' || c == '?':
 			out.glob = true
-		case c == '[' && strings.IndexByte(v[i+1:], ']') > 0:
+		case c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
+			// A ] right after [ is part of the bracket ([]h] matches ] or
+			// h), so any ] after the [ may close one.
 			out.glob = true
 		}
 		sb.WriteByte(c)
