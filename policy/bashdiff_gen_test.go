@@ -118,6 +118,17 @@ var hideouts = []string{
 	"echo a \\\n#b\n%s",
 }
 
+// mutationTokens are the pieces of shell syntax whose readings have
+// differed, and the payload in several disguises.
+var mutationTokens = []string{
+	"#", " # ", "\\\n", "\\", "'", "\"", "$'", "$\"", "`", "$(", "$((", "${", "}", ")", "(", "<(", ">(",
+	"@(", "!(", "+(", "<<EOF\n", "\nEOF\n", "<<'E'\n", "\nE\n", "<<-X\n", "\n\tX\n", ";", ";;", "&",
+	"&&", "||", "|", "\n", "\t", " ", "case a in a) ", " esac", "[[ ", " ]]", "((", "))", "$[", "]", "=",
+	"~", "*", "?", "[", "!", "{", ",", "..", "$x", "${x:-", "\\'", "\\\"", "\\$", "\\#", "\\\r\n", "\r",
+	"pwnZ", " pwnZ ", ";pwnZ;", "\npwnZ\n", "$(pwnZ)", "`pwnZ`", "<(pwnZ)", " #\\\npwnZ", "$\\\n(pwnZ)",
+	"$'\\x{2d}'", "$'\\c@'", "{a,b}", "=(pwnZ)", "${(e)x}", "&|", "&!", "|&", ">|", "<>", "<<<",
+}
+
 // escapes are $'…' sequences whose decoding must be bash's.
 var escapes = []string{
 	`\x{2d}`, `\x2d`, `\x2`, `\x`, `\055`, `\55`, `\400`, `\0`, `\c@`, `\cA`, `\c?`, `\c\\`, `\u2d`, `\u002d`,
@@ -158,7 +169,13 @@ func differentialPrograms(t testing.TB, n int, seed uint64) []string {
 	for range n {
 		c := seeds[r.IntN(len(seeds))]
 		var b strings.Builder
-		switch r.IntN(4) {
+		switch r.IntN(6) {
+		case 4, 5: // one to three tokens inserted
+			for range 1 + r.IntN(3) {
+				i := r.IntN(len(c) + 1)
+				c = c[:i] + mutationTokens[r.IntN(len(mutationTokens))] + c[i:]
+			}
+			b.WriteString(c)
 		case 0: // a byte inserted
 			i := r.IntN(len(c) + 1)
 			b.WriteString(c[:i])

@@ -35,6 +35,7 @@ import (
 // bash with recorders on PATH.
 type bashWorld struct {
 	dir, rec, recorder, prelude string
+	zsh, zdotdir                string // the real zsh, and its start-up directory ("" without zsh)
 	bash, dash                  string
 	mu                          sync.Mutex
 	names                       map[string]bool
@@ -67,6 +68,11 @@ const bashPrelude = `enable -n echo printf test [ true false pwd kill type hash 
 command_not_found_handle() { REC_NAME=$1 "$RECORDER" "${@:2}"; }
 `
 
+// zshPrelude is the same for zsh, read from $ZDOTDIR/.zshenv.
+const zshPrelude = `disable echo printf test [ true false pwd kill type hash times ulimit umask jobs disown logout suspend print
+command_not_found_handler() { REC_NAME=$1 "$RECORDER" "${@:2}"; }
+`
+
 func newBashWorld(t *testing.T) *bashWorld {
 	t.Helper()
 	world.SkipUnlessConfinable(t)
@@ -87,6 +93,16 @@ func newBashWorld(t *testing.T) *bashWorld {
 	}
 	if err := os.MkdirAll(w.rec, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	if zsh, err := exec.LookPath("zsh"); err == nil {
+		w.zsh, _ = filepath.EvalSymlinks(zsh)
+		w.zdotdir = filepath.Join(dir, "zdotdir")
+		if err := os.MkdirAll(w.zdotdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.zdotdir, ".zshenv"), []byte(zshPrelude), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for p, body := range map[string]string{w.recorder: recorderScript, w.prelude: bashPrelude} {
 		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
@@ -121,8 +137,15 @@ func newBashWorld(t *testing.T) *bashWorld {
 	// The harness must see what bash runs, or every comparison passes.
 	fx := w.fixture(t)
 	defer os.RemoveAll(fx.dir)
-	if got := w.run(t, fx, "selftest a 'b c' ''"); fmt.Sprintf("%q", got.execs) != `[["selftest" "a" "b c" ""]]` {
+	if got := w.run(t, fx, DialectBash, "selftest a 'b c' ''"); fmt.Sprintf("%q", got.execs) != `[["selftest" "a" "b c" ""]]` {
 		t.Fatalf("the recorders do not work: bash ran %q", got.execs)
+	}
+	if w.zsh != "" {
+		got := w.run(t, fx, DialectZsh, "selftest a 'b c' ''; echo x")
+		sort.Slice(got.execs, func(i, j int) bool { return got.execs[i][0] < got.execs[j][0] })
+		if fmt.Sprintf("%q", got.execs) != `[["echo" "x"] ["selftest" "a" "b c" ""]]` {
+			t.Fatalf("the recorders do not work: zsh ran %q", got.execs)
+		}
 	}
 	return w
 }
@@ -192,11 +215,11 @@ type bashRun struct {
 
 // run runs program with bash -c in the world's workspace and returns the
 // programs it started, in order.
-func (w *bashWorld) run(t testing.TB, fx fixture, program string) bashRun {
+func (w *bashWorld) run(t testing.TB, fx fixture, d Dialect, program string) bashRun {
 	t.Helper()
 	w.addRecorders(t, program)
-	scratch := filepath.Join(fx.dir, "tmp")
-	if err := os.Mkdir(scratch, 0o755); err != nil {
+	scratch, err := os.MkdirTemp(fx.dir, "tmp")
+	if err != nil {
 		t.Fatal(err)
 	}
 	logDir, err := os.MkdirTemp(scratch, "log")
@@ -204,17 +227,22 @@ func (w *bashWorld) run(t testing.TB, fx fixture, program string) bashRun {
 		t.Fatal(err)
 	}
 	execs := append([]string{w.rec, w.recorder, w.bash, "/bin/sh", "/usr/bin/sh"}, w.wrappers...)
+	argv := []string{w.bash, "--norc", "--noprofile", "-c", program}
+	if d == DialectZsh {
+		argv = []string{w.zsh, "-c", program}
+		execs = append(execs, w.zsh)
+	}
 	if w.dash != "" {
 		execs = append(execs, w.dash)
 	}
 	// Writes: the home (with the workspace) and a scratch directory; the
 	// log lies in the world's directory, which the recorders append to.
-	cmd, err := world.Confined([]string{fx.home, scratch, "/dev/null"}, execs, w.bash, "--norc", "--noprofile", "-c", program)
+	cmd, err := world.Confined([]string{fx.home, scratch, "/dev/null"}, execs, argv...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Env = append(cmd.Env, "PATH="+w.rec, "HOME="+fx.home, "BASH_ENV="+w.prelude, "RECLOG="+logDir,
-		"RECORDER="+w.recorder, "TMPDIR="+scratch, "LC_ALL=C.UTF-8")
+		"RECORDER="+w.recorder, "ZDOTDIR="+w.zdotdir, "TMPDIR="+scratch, "LC_ALL=C.UTF-8")
 	cmd.Dir = fx.work
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdin = nil
@@ -393,7 +421,7 @@ func (d differential) String() string {
 
 // compareWithBash runs each program through the analysis and through bash
 // and returns the disagreements.
-func compareWithBash(t *testing.T, w *bashWorld, programs []string, workers int) []differential {
+func compareWithBash(t *testing.T, w *bashWorld, d Dialect, programs []string, workers int) []differential {
 	t.Helper()
 	e := testEngine(t)
 	var mu sync.Mutex
@@ -406,12 +434,12 @@ func compareWithBash(t *testing.T, w *bashWorld, programs []string, workers int)
 			defer wg.Done()
 			for p := range jobs {
 				fx := w.fixture(t)
-				res := e.Analyze(Request{Command: p, Cwd: fx.work, Home: fx.home, Getenv: bashDiffEnv})
+				res := e.Analyze(Request{Command: p, Cwd: fx.work, Home: fx.home, Getenv: bashDiffEnv, Dialect: d})
 				if undecidable(res) {
 					os.RemoveAll(fx.dir)
 					continue
 				}
-				run := w.run(t, fx, p)
+				run := w.run(t, fx, d, p)
 				os.RemoveAll(fx.dir)
 				for _, argv := range run.execs {
 					if judgedExec(res, argv, fx.home) {
@@ -440,10 +468,19 @@ func compareWithBash(t *testing.T, w *bashWorld, programs []string, workers int)
 
 var _ = context.Background
 
-// TestParserMatchesBash is the parser differential.
+// TestParserMatchesBash is the parser differential: the corpora and
+// generated mutations of them, through the analysis and through the real
+// bash and zsh. EXECGATE_BASHDIFF_N sets how many mutations (default 1000,
+// 200 with -short), EXECGATE_BASHDIFF_SEED their seed.
 func TestParserMatchesBash(t *testing.T) {
+	if raceEnabled {
+		t.Skip("runs real shells, not code the race detector can check; run without -race")
+	}
 	w := newBashWorld(t)
-	n := 2000
+	n := 1000
+	if testing.Short() {
+		n = 200
+	}
 	if v, err := strconv.Atoi(os.Getenv("EXECGATE_BASHDIFF_N")); err == nil {
 		n = v
 	}
@@ -452,13 +489,20 @@ func TestParserMatchesBash(t *testing.T) {
 		seed = v
 	}
 	programs := differentialPrograms(t, n, seed)
-	diffs := compareWithBash(t, w, programs, 4)
-	for i, d := range diffs {
-		if i == 200 {
-			t.Errorf("… and %d more", len(diffs)-i)
-			break
-		}
-		t.Errorf("bash runs what execgate did not judge: %s", d)
+	for _, d := range []Dialect{DialectBash, DialectZsh} {
+		t.Run(d.String(), func(t *testing.T) {
+			if d == DialectZsh && w.zsh == "" {
+				t.Skip("no zsh on PATH: the zsh differential needs it (.ci/run installs it)")
+			}
+			diffs := compareWithBash(t, w, d, programs, 4)
+			for i, diff := range diffs {
+				if i == 100 {
+					t.Errorf("… and %d more", len(diffs)-i)
+					break
+				}
+				t.Errorf("%s runs what execgate did not judge: %s", d, diff)
+			}
+			t.Logf("%d programs, %d differences", len(programs), len(diffs))
+		})
 	}
-	t.Logf("%d programs, %d differences", len(programs), len(diffs))
 }

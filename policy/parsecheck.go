@@ -102,7 +102,13 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 				why = "a comment ends in a backslash, which the parser takes for a line continuation and bash does not"
 			}
 		case *syntax.Lit:
-			why = literalExpansion(n.Value, inQuotes)
+			// With the byte after it: the parser may split "$" and "["
+			// into two literals (zsh's $[ … ]).
+			v := n.Value
+			if end := int(n.End().Offset()); end >= 0 && end < len(src) {
+				v += src[end : end+1]
+			}
+			why = literalExpansion(v, inQuotes)
 		case *syntax.Redirect:
 			why = heredocOtherwise(src, n)
 			if n.Hdoc != nil && heredocQuoted(n.Word) {
