@@ -105,7 +105,7 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 			// With the byte after it: the parser may split "$" and "["
 			// into two literals (zsh's $[ … ]).
 			v := n.Value
-			if end := int(n.End().Offset()); end >= 0 && end < len(src) {
+			if end := int(n.End().Offset()); strings.HasSuffix(v, "$") && end >= 0 && end < len(src) {
 				v += src[end : end+1]
 			}
 			why = literalExpansion(v, inQuotes)
