@@ -179,10 +179,13 @@ type analyzer struct {
 	start     string // the directory the program starts in
 	protected []string
 	// getenv reads the environment the command starts with (Request.Getenv).
-	getenv   func(string) string
-	segs     []*Segment
-	funcs    map[string]*syntax.Stmt
-	calling  []string
+	getenv func(string) string
+	segs   []*Segment
+	funcs  map[string]*syntax.Stmt
+	// calling holds the bodies of the functions being walked: a body met
+	// again inside itself is recursion, while a function that redefines
+	// its own name (f() { f() { …; }; }) has a new body to walk.
+	calling  []*syntax.Stmt
 	overflow bool
 	problems []Reason // findings not tied to a segment (parse errors)
 	vars     varState
@@ -243,10 +246,7 @@ func (a *analyzer) program(src string, f frame) error {
 	if len(src) > maxInput {
 		return fmt.Errorf("command is %d bytes, more than the %d this analysis reads", len(src), maxInput)
 	}
-	if err := CheckNesting(src); err != nil {
-		return err // parsing it might overflow the stack
-	}
-	file, err := a.parser(f.lang).Parse(strings.NewReader(src), "")
+	file, err := parseProgram(src, f.lang)
 	if err != nil {
 		return err
 	}

@@ -210,7 +210,18 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		// what later words mean.
 		for _, i := range v.options {
 			t := v.words[i].text
-			if len(t) < 2 || t[len(t)-1] != 'o' || strings.HasPrefix(t, "--") {
+			if strings.HasPrefix(t, "--") || len(t) < 2 {
+				continue
+			}
+			// -k puts every NAME=VALUE word of later commands in their
+			// environment, -a exports every assignment, +B and -H change
+			// what later words expand to: only the letters of the
+			// harmless -o options pass.
+			if bad := strings.TrimLeft(strings.TrimSuffix(t[1:], "o"), harmlessSetFlags); bad != "" {
+				unsafe(fmt.Sprintf("set %s changes how later commands are read or run", t), "set-option")
+				continue
+			}
+			if t[len(t)-1] != 'o' {
 				continue
 			}
 			if val, found := optionSpecValue(v.words, i, t[:1]+"o"); !found || !val.known || !harmlessSetOption.has(val.text) {
@@ -1569,6 +1580,10 @@ func onlyAllows(only []string, arg string) bool {
 	}
 	return true
 }
+
+// harmlessSetFlags are the single letters of the harmless set -o options:
+// -e -u -x -v -f -C -n -E -T, and -m and -b (job control, notification).
+const harmlessSetFlags = "euxvfCnETmb"
 
 // harmlessSetOption are the set -o options that only make the shell stop
 // on errors, trace, or refuse to clobber files.

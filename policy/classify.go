@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/execgate/execgate/internal/display"
@@ -24,7 +26,7 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 	// Functions come before everything else, wrappers and builtins
 	// included, as in bash; their bodies were analyzed where defined.
 	if name := words[0].text; a.funcs[name] != nil {
-		if contains(a.calling, name) {
+		if slices.Contains(a.calling, a.funcs[name]) {
 			a.callFunction(seg, name, a.funcs[name], s, f)
 			return
 		}
@@ -61,12 +63,30 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 	}
 	name := programName(words[0].text)
 	seg.setArgv(words)
+	if p := words[0].text; strings.Contains(p, "/") && runsProcessFile(a.resolve(p), p) {
+		// /proc/self/exe is the shell that runs it, /dev/fd/N an open
+		// file: its name says nothing of the program.
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, a program named by a process's files rather than by its path", quoteWord(p)), Rule: "process-file"})
+		seg.Opaque = true
+	}
 	if a.special(seg, name, words, s, f, piped) {
 		return
 	}
 	a.layers(seg, name, words)
 	a.redirects(seg, s, f)
 	a.push(seg)
+}
+
+// runsProcessFile reports whether a command path (resolved, or as written
+// when it cannot be) runs a process's own files: /proc/PID/exe, an open
+// descriptor under /proc/PID/fd or /dev/fd, a process's root or cwd.
+func runsProcessFile(resolved, written string) bool {
+	for _, p := range []string{resolved, path.Clean(written)} {
+		if strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/fd/") || p == "/dev/stdin" {
+			return true
+		}
+	}
+	return false
 }
 
 // layers runs the safe-binary, dangerous-pattern and data-flow checks.
@@ -161,21 +181,42 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 				a.push(seg)
 				return nil, unwrapDone
 			}
-			rest := append([]word(nil), args[i+1:]...)
-			// env -S splits its string into words; parse it as a command
-			// line with the remaining words appended.
-			line := payload.text
-			for _, r := range rest {
-				line += " " + shellQuote(r.text)
+			// env -S splits its string into words by rules of its own
+			// (envSplit), then appends the remaining words: the command
+			// line is those words, quoted for the nested analysis.
+			split, ok := envSplit(payload.text)
+			if !ok {
+				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s splits a string execgate cannot read as env does", name, t), Rule: "dynamic-payload"})
+				seg.Opaque = true
+				a.push(seg)
+				return nil, unwrapDone
 			}
-			a.nested(seg, line, name+" "+t, s, f)
+			var line []string
+			for _, w := range split {
+				line = append(line, shellQuote(w))
+			}
+			for _, r := range args[i+1:] {
+				line = append(line, asShellWord(r))
+			}
+			a.nested(seg, strings.Join(line, " "), name+" "+t, s, f)
 			return nil, unwrapDone
 		case matchesAny(spec.ReplaceOptions, t):
+			if matchesAny(spec.OptionalValue, t) {
+				// xargs --replace[=R]: R only attached, {} without it.
+				v := "{}"
+				if _, attached, ok := strings.Cut(t, "="); ok {
+					v = attached
+				}
+				replace = append(replace, v)
+				continue
+			}
 			if v, ok := optionArgument(args, &i, matchingSpec(spec.ReplaceOptions, t)); ok {
 				replace = append(replace, v.text)
 			} else {
 				replace = append(replace, "{}")
 			}
+		case matchesAny(spec.OptionalValue, t):
+			// Its value, if any, is attached: the next word is not it.
 		case matchesAny(spec.ExecOptions, t):
 			joinAsShell = false
 		case matchesAny(spec.ReadOptions, t):
@@ -462,8 +503,15 @@ func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f fra
 		if prefix := linesBefore(src, err); prefix != "" {
 			_ = a.program(prefix, inner)
 		}
+		if text := asBash(err); text != "" {
+			_ = a.program(text, inner) // what bash runs, judged too
+		}
 		seg.Opaque = true
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error"})
+		reason := Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error"}
+		if errors.Is(err, errReadsOtherwise) {
+			reason.Text, reason.Rule = fmt.Sprintf("bash reads the script given to %s otherwise than execgate: %s", label, oneLine(err.Error())), "reads-otherwise"
+		}
+		seg.add(reason)
 	}
 	a.cwd = saved
 	a.redirects(seg, s, f)
@@ -474,7 +522,7 @@ func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f fra
 // its body.
 func (a *analyzer) callFunction(seg *Segment, name string, body *syntax.Stmt, s *syntax.Stmt, f frame) {
 	for _, c := range a.calling {
-		if c == name {
+		if c == body {
 			seg.Argv = []string{name}
 			if forksItself(body, name) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("function %s calls itself in a pipe or in the background: a fork bomb", name), Rule: "fork-bomb"})
@@ -492,7 +540,7 @@ func (a *analyzer) callFunction(seg *Segment, name string, body *syntax.Stmt, s 
 		a.push(seg)
 		return
 	}
-	a.calling = append(a.calling, name)
+	a.calling = append(a.calling, body)
 	inner := frame{src: f.src, depth: f.depth + 1, via: append(append([]string(nil), seg.Wrappers...), "function "+name)}
 	a.stmt(body, inner, false)
 	a.calling = a.calling[:len(a.calling)-1]
@@ -1054,6 +1102,22 @@ func contains(list []string, s string) bool {
 }
 
 // shellQuote quotes s for a shell command line.
+// asShellWord writes an evaluated word back as shell text with the same
+// meaning for the analysis: a literal quoted, a leading ~ kept a tilde, and
+// a word only known at run time an expansion (which may split).
+func asShellWord(w word) string {
+	switch {
+	case !w.known:
+		return "$EXECGATE_UNKNOWN_WORD"
+	case w.tilde && (w.text == "~" || strings.HasPrefix(w.text, "~/")):
+		if w.text == "~" {
+			return "~"
+		}
+		return "~/" + shellQuote(w.text[2:])
+	}
+	return shellQuote(w.text)
+}
+
 func shellQuote(s string) string {
 	if q, err := syntax.Quote(s, syntax.LangBash); err == nil {
 		return q
@@ -1131,6 +1195,19 @@ func (a *analyzer) inputNames(seg *Segment, name string, words []word) {
 
 // listsWorkspace reports whether a command prints only names of files in
 // the workspace, one per line.
+// globStart is the index of the first pattern character of a glob word's
+// text: * ? [ or an extended glob's @( !( +( — or -1 when there is none
+// to be found (then the pattern cannot be placed).
+func globStart(text string) int {
+	i := strings.IndexAny(text, "*?[")
+	for _, op := range []string{"@(", "!(", "+("} {
+		if j := strings.Index(text, op); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+	}
+	return i
+}
+
 func (a *analyzer) listsWorkspace(name string, words []word) bool {
 	args := words[1:]
 	inside := func(ws []word) bool {
@@ -1142,7 +1219,11 @@ func (a *analyzer) listsWorkspace(name string, words []word) bool {
 			if w.glob && !w.brace && !strings.Contains(text, "..") {
 				// *.go, src/**/*.ts: the names are below the pattern's
 				// fixed directory.
-				text = path.Dir(text[:strings.IndexAny(text, "*?[")] + "x")
+				i := globStart(text)
+				if i < 0 {
+					return false
+				}
+				text = path.Dir(text[:i] + "x")
 			} else if !w.literal() {
 				return false
 			}

@@ -209,7 +209,9 @@ func (t Trust) UnwrapAs(program string, params []string, d Dialect) (Envelope, b
 		return Envelope{}, false
 	}
 	t.dialect = d
-	f, err := syntax.NewParser(syntax.Variant(d.lang())).Parse(strings.NewReader(program), "")
+	// Refused like any program bash would read otherwise (parseProgram):
+	// the plumbing is trusted only as bash reads it.
+	f, err := parseProgram(program, d.lang())
 	if err != nil {
 		return Envelope{}, false
 	}

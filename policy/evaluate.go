@@ -113,10 +113,16 @@ func (e *Engine) Analyze(req Request) Result {
 		if prefix := linesBefore(req.Command, err); prefix != "" {
 			_ = a.program(prefix, top)
 		}
+		if text := asBash(err); text != "" {
+			_ = a.program(text, top) // what bash runs, judged too
+		}
 		seg := &Segment{Text: req.Command}
 		reason := Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error"}
-		if errors.Is(err, ErrTooDeep) {
+		switch {
+		case errors.Is(err, ErrTooDeep):
 			reason.Text, reason.Rule = ErrTooDeep.Error(), "too-deep"
+		case errors.Is(err, errReadsOtherwise):
+			reason.Text, reason.Rule = "bash reads it otherwise than execgate: "+res.ParseError, "reads-otherwise"
 		}
 		seg.add(reason)
 		seg.Opaque = true

@@ -157,11 +157,11 @@ func (t Trust) claudeWithEnvScript(src string, f *syntax.File) (Envelope, bool) 
 	if int(last.Pos().Offset()) != colon {
 		return Envelope{}, false
 	}
-	if _, err := syntax.NewParser(syntax.Variant(t.dialect.lang())).Parse(strings.NewReader(script), ""); err != nil {
+	if _, err := parseProgram(script, t.dialect.lang()); err != nil {
 		return Envelope{}, false
 	}
 	rest := src[:i] + src[i+len(marker):]
-	g, err := syntax.NewParser(syntax.Variant(t.dialect.lang())).Parse(strings.NewReader(rest), "")
+	g, err := parseProgram(rest, t.dialect.lang())
 	if err != nil || len(g.Stmts) != 1 {
 		return Envelope{}, false
 	}

@@ -107,6 +107,10 @@ type programInfo struct {
 type wrapperSpec struct {
 	Flags            []string `json:"flags"`            // options without a value
 	OptionsWithValue []string `json:"optionsWithValue"` // options that take one
+	// OptionalValue are GNU long options whose value is optional, and so
+	// only ever attached (--block-signal[=SIG]): the next word is not
+	// theirs (env --block-signal rm ls runs rm).
+	OptionalValue []string `json:"optionalValue"`
 	// ShellOptions take a shell script as their value (su -c, flock -c).
 	ShellOptions []string `json:"shellOptions"`
 	// SplitOptions take a string that is split into the command (env -S).

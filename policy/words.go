@@ -23,6 +23,10 @@ type word struct {
 	// tilde is set when the word starts with an unquoted ~ that the shell
 	// replaces with a home directory.
 	tilde bool
+	// assignTilde is set when the word looks like an assignment (NAME=…)
+	// and holds an unquoted ~ after its = or a :, which bash expands in
+	// arguments too (make DESTDIR=~/x); text keeps the ~.
+	assignTilde bool
 	// brace is set when unquoted {a,b} or {1..3} expands the word into
 	// several.
 	brace bool
@@ -101,6 +105,7 @@ func evalWord(w *syntax.Word) word {
 		evalPart(&out, &sb, part, i == 0, false)
 	}
 	out.text = sb.String()
+	out.assignTilde = assignmentTilde(w)
 	if len(w.Parts) == 1 && out.procSubst {
 		// <(…) is replaced by a /dev/fd path: a file to read, not an
 		// option.
@@ -115,6 +120,24 @@ func evalWord(w *syntax.Word) word {
 		out.brace = true
 	}
 	return out
+}
+
+// assignmentTilde reports whether w is an assignment-shaped word (a name,
+// then =, unquoted) with an unquoted ~ right after the = or after a : in
+// its leading literal.
+func assignmentTilde(w *syntax.Word) bool {
+	if len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok {
+		return false
+	}
+	name, rest, found := strings.Cut(l.Value, "=")
+	if !found || !identifier.get().MatchString(name) {
+		return false
+	}
+	return strings.HasPrefix(rest, "~") || strings.Contains(rest, ":~")
 }
 
 // evalPart appends one word part's value (or shape) to sb.
@@ -132,7 +155,9 @@ func evalPart(out *word, sb *strings.Builder, part syntax.WordPart, first, quote
 		sb.WriteString(unescapeUnquoted(v, out))
 	case *syntax.SglQuoted:
 		if p.Dollar {
-			sb.WriteString(ansiC(p.Value))
+			v, known := ansiC(p.Value)
+			out.known = out.known && known
+			sb.WriteString(v)
 			return
 		}
 		sb.WriteString(p.Value)
@@ -325,17 +350,141 @@ func unescapeBackslashes(v, escapable string) string {
 	return sb.String()
 }
 
-// ansiC decodes the body of a $'…' string as bash does.
-func ansiC(s string) string {
-	// A fresh config each time: given nil, expand uses a shared one that
-	// it writes to, a data race when engines analyze concurrently.
-	v, _, err := expand.Format(&expand.Config{}, s, nil)
-	if err != nil {
-		return s
+// ansiC decodes the body of a $'…' string as bash 5 does (ansicstr in its
+// lib/sh/strtrans.c, read for the parser): \a \b \e \E \f \n \r \t \v,
+// \\ \' \" \?; one to three octal digits and one or two hex digits after
+// \x, any number inside \x{…}, each taken modulo 256; \cX a control
+// character (\c? is DEL, \c\\ one backslash); \u and \U with up to four and
+// eight hex digits; any other escape, and one with no digits, kept as it is.
+// The string ends at the first byte that decodes to NUL: bash keeps it in a
+// C string. known is false when the bytes depend on the locale bash runs
+// in: a \u or \U above 0x7f is UTF-8 in a UTF-8 locale and `\u00E9` as
+// text in the C locale.
+func ansiC(s string) (v string, known bool) {
+	var sb strings.Builder
+	known = true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			c = '\a'
+		case 'b':
+			c = '\b'
+		case 'e', 'E':
+			c = 0x1b
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'v':
+			c = '\v'
+		case '\\', '\'', '"', '?':
+			c = e
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n := int(e - '0')
+			for k := 0; k < 2 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7'; k++ {
+				i++
+				n = n*8 + int(s[i]-'0')
+			}
+			c = byte(n)
+		case 'x':
+			n, digits := 0, 0
+			if i+1 < len(s) && s[i+1] == '{' {
+				i++
+				for i+1 < len(s) && hexDigit(s[i+1]) >= 0 {
+					i++
+					n = (n*16 + hexDigit(s[i])) & 0xff
+				}
+				if i+1 < len(s) && s[i+1] == '}' {
+					i++
+				}
+				c = byte(n)
+				break
+			}
+			for ; digits < 2 && i+1 < len(s) && hexDigit(s[i+1]) >= 0; digits++ {
+				i++
+				n = n*16 + hexDigit(s[i])
+			}
+			if digits == 0 {
+				sb.WriteString("\\x")
+				continue
+			}
+			c = byte(n)
+		case 'u', 'U':
+			width := 4
+			if e == 'U' {
+				width = 8
+			}
+			r, digits := 0, 0
+			for ; digits < width && i+1 < len(s) && hexDigit(s[i+1]) >= 0; digits++ {
+				i++
+				r = r*16 + hexDigit(s[i])
+			}
+			if digits == 0 {
+				sb.WriteByte('\\')
+				sb.WriteByte(e)
+				continue
+			}
+			if r > 0x7f {
+				known = false // the locale decides
+				sb.WriteString(unknownShape)
+				continue
+			}
+			c = byte(r)
+		case 'c':
+			if i+1 == len(s) {
+				sb.WriteString("\\c") // \c at the end stays
+				continue
+			}
+			i++
+			x := s[i]
+			if x == '\\' && i+1 < len(s) && s[i+1] == '\\' {
+				i++ // POSIX's $'\c\\'
+			}
+			if x == '?' {
+				c = 0x7f
+			} else {
+				c = asciiUpper(x) & 0x1f
+			}
+		default:
+			sb.WriteByte('\\')
+			c = e
+		}
+		if c == 0 {
+			break
+		}
+		sb.WriteByte(c)
 	}
-	// bash stops a $'…' string at an encoded NUL.
-	v, _, _ = strings.Cut(v, "\x00")
-	return v
+	return sb.String(), known
+}
+
+// hexDigit is the value of hex digit c, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+func asciiUpper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
 }
 
 // hasBraceExpansion reports whether an unquoted {a,b} or {x..y} would make

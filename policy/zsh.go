@@ -178,6 +178,61 @@ var zshHookFunctions = nameSet{
 // each construct the bash walk does not model for zsh needs-review. It
 // records at most one segment per program, with one reason per kind of
 // construct.
+// sharedEscapes reports whether the body of a $'…' string uses only the
+// escapes bash and zsh decode alike: \a \b \e \E \f \n \r \t \v \\ \' \"
+// \?, an octal byte, two hex digits after \x, four after \u and eight
+// after \U naming ASCII — none of them NUL. zsh keeps an unknown escape's
+// letter, takes \x with no digits for NUL and \cX for "cX", where bash does
+// otherwise (ansiC).
+func sharedEscapes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if i+1 == len(s) {
+			return false
+		}
+		i++
+		switch e := s[i]; {
+		case strings.IndexByte("abeEfnrtv\\'\"?", e) >= 0:
+		case e >= '0' && e <= '7':
+			n, j := int(e-'0'), i
+			for ; j+1 < len(s) && j < i+2 && s[j+1] >= '0' && s[j+1] <= '7'; j++ {
+				n = n*8 + int(s[j+1]-'0')
+			}
+			if n == 0 || n > 0xff {
+				return false
+			}
+			i = j
+		case e == 'x' || e == 'u' || e == 'U':
+			width := 2
+			switch e {
+			case 'u':
+				width = 4
+			case 'U':
+				width = 8
+			}
+			if i+width >= len(s) {
+				return false
+			}
+			n := 0
+			for _, c := range []byte(s[i+1 : i+1+width]) {
+				if hexDigit(c) < 0 {
+					return false
+				}
+				n = n*16 + hexDigit(c)
+			}
+			if n == 0 || n > 0x7f {
+				return false
+			}
+			i += width
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 	var seg *Segment
 	flag := func(n syntax.Node, format string, args ...any) {
@@ -196,6 +251,10 @@ func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 			zshWord(n, f, flag)
 		case *syntax.ParamExp:
 			zshParam(n, f, flag)
+		case *syntax.SglQuoted:
+			if n.Dollar && !sharedEscapes(n.Value) {
+				flag(n, "%s holds an escape zsh decodes otherwise than bash (\\x, \\c, NUL, unknown escapes)", quoteWord(nodeText(f.src, n)))
+			}
 		case *syntax.ProcSubst:
 			if n.Op == syntax.CmdInTemp {
 				flag(n, "%s runs a command into a temporary file (=(…))", quoteWord(nodeText(f.src, n)))

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -638,6 +639,11 @@ func promptCode(line string) []string {
 			return
 		}
 		err := policy.CheckNesting(v.text)
+		if err == nil && (strings.ContainsAny(v.text, "\r\x00") || strings.Contains(v.text, "\\\n")) {
+			// Bytes and continuations the parser reads otherwise than
+			// bash (see policy's parseProgram): not read, judged whole.
+			err = errors.New("holds a carriage return, a NUL or a line continuation")
+		}
 		var doc *syntax.Word
 		if err == nil {
 			doc, err = syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(v.text))
