@@ -378,11 +378,6 @@ func mergeLits(parts []syntax.WordPart) []syntax.WordPart {
 	return out
 }
 
-var (
-	posType      = reflect.TypeFor[syntax.Pos]()
-	commentsType = reflect.TypeFor[[]syntax.Comment]()
-)
-
 func shapeOf(sb *strings.Builder, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -402,7 +397,10 @@ func shapeOf(sb *strings.Builder, v reflect.Value) {
 		sb.WriteString("{")
 		for i := range v.NumField() {
 			f := v.Field(i)
-			if f.Type() == posType || f.Type() == commentsType || !v.Type().Field(i).IsExported() {
+			// Positions and comments differ between the two layouts;
+			// (types looked up here: a package-level one is init code in
+			// every shim process.)
+			if t := f.Type(); t == reflect.TypeFor[syntax.Pos]() || t == reflect.TypeFor[[]syntax.Comment]() || !v.Type().Field(i).IsExported() {
 				continue
 			}
 			shapeOf(sb, f)
