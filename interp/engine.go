@@ -27,6 +27,7 @@ import (
 	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/sandbox"
 )
 
 // ExitRefused is the status of a command the engine did not run because the
@@ -106,6 +107,12 @@ type EngineOptions struct {
 	// the program was killed by the signal received. The shim sets it; a
 	// daemon must not.
 	ForwardSignals bool
+
+	// Confine, if set, confines every external command the program runs
+	// (see Options.Confine). The interpreter's own work (builtins, the
+	// files its redirections open) stays in this process and is judged by
+	// CheckOpen instead.
+	Confine *sandbox.Prepared
 
 	// Check decides every external command; nil refuses them all.
 	Check Checker
@@ -211,7 +218,7 @@ func runEngine(ctx context.Context, o EngineOptions, refuse bool) (Result, error
 	defer s.closeAll()
 
 	env = startingEnv(env, dir)
-	e := &engine{name: name, check: o.Check, checkOpen: o.CheckOpen, log: log, opts: opts, files: &s.mu,
+	e := &engine{name: name, confine: o.Confine, check: o.Check, checkOpen: o.CheckOpen, log: log, opts: opts, files: &s.mu,
 		start: exported(expand.ListEnviron(env...)), open: shinterp.DefaultOpenHandler()}
 	if e.check == nil {
 		e.check = func(context.Context, Command) error {
@@ -235,6 +242,7 @@ func runEngine(ctx context.Context, o EngineOptions, refuse bool) (Result, error
 // engine holds what the handlers of one RunEngine call share.
 type engine struct {
 	name      string
+	confine   *sandbox.Prepared
 	check     Checker
 	checkOpen func(ctx context.Context, path string, flag int) error
 	open      shinterp.OpenHandlerFunc
@@ -429,12 +437,23 @@ func (e *engine) execute(ctx context.Context, hc shinterp.HandlerContext, path s
 		cmd.WaitDelay = killDelay
 		return cmd
 	}
+	release := func() {}
 	start := func() (*exec.Cmd, error) {
 		e.files.RLock()
 		defer e.files.RUnlock()
 		cmd := newCmd()
+		if e.confine != nil {
+			var err error
+			release, err = e.confine.OnThread(cmd.Start)
+			if err != nil {
+				release()
+				release = func() {}
+			}
+			return cmd, err
+		}
 		return cmd, cmd.Start()
 	}
+	defer func() { release() }()
 	cmd, err := start()
 	// A file another goroutine has just written may still be open for
 	// writing in a child forked meanwhile (go.dev/issue/22315): retry.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/execgate/execgate/sandbox"
 )
 
 // Defaults for the output settings; Options itself has no defaults except
@@ -46,6 +48,11 @@ type Options struct {
 	Env []string
 	// Dir is the working directory; "" means this process's.
 	Dir string
+	// Confine, if set, confines the shell (and all it starts) with the
+	// kernel's sandbox: it is started from a thread confined by it (see
+	// sandbox.Prepared.OnThread), never without it. The caller puts the
+	// sandbox's environment (TMPDIR) in Env.
+	Confine *sandbox.Prepared
 
 	// Stdin is the command's standard input; an *os.File (normally
 	// os.Stdin) is handed to the shell untouched, nil means /dev/null.
@@ -163,6 +170,14 @@ func Exec(o Options) error {
 		if err := os.Chdir(o.Dir); err != nil {
 			return fmt.Errorf("exec %s: %w", o.Shell, err)
 		}
+	}
+	if o.Confine != nil {
+		// Execve from a confined thread: after it, that thread is the
+		// whole process. If it fails, the thread dies and this process
+		// goes on with its own rights.
+		release, err := o.Confine.OnThread(func() error { return syscall.Exec(o.Shell, o.Argv, env) })
+		release()
+		return fmt.Errorf("exec %s: %w", o.Shell, err)
 	}
 	err := syscall.Exec(o.Shell, o.Argv, env)
 	return fmt.Errorf("exec %s: %w", o.Shell, err)

@@ -1,6 +1,8 @@
 package interp
 
 import (
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -24,6 +26,12 @@ func startChild(o *Options, stdout, stderr *os.File, grace time.Duration) (child
 		if c, ok, err := spawn(o, in, stdout, stderr); ok {
 			return c, err
 		}
+	} else if o.Confine != nil {
+		return startConfinedPiped(o, stdout, stderr)
+	}
+	if o.Confine != nil {
+		// Only spawn confines; os/exec would start it unconfined.
+		return nil, errors.New("confinement is not supported on this system")
 	}
 	cmd := &exec.Cmd{Path: o.Shell, Args: o.Argv, Env: o.Env, Dir: o.Dir, Stdin: o.Stdin}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -97,4 +105,28 @@ func openStreams(stdin, stdout, stderr *os.File) ([]uintptr, func(), error) {
 // computes it, so that every way of starting the shell agrees.
 func environ(o *Options) []string {
 	return (&exec.Cmd{Path: o.Shell, Env: o.Env, Dir: o.Dir}).Environ()
+}
+
+// startConfinedPiped starts a confined shell whose stdin is not a file:
+// spawn gets the read end of a pipe, which a goroutine fills from Stdin,
+// as os/exec would.
+func startConfinedPiped(o *Options, stdout, stderr *os.File) (child, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c, ok, err := spawn(o, pr, stdout, stderr)
+	pr.Close()
+	if !ok || err != nil {
+		pw.Close()
+		if err == nil {
+			err = errors.New("confinement is not supported on this system")
+		}
+		return nil, err
+	}
+	go func() {
+		io.Copy(pw, o.Stdin)
+		pw.Close()
+	}()
+	return c, nil
 }

@@ -23,14 +23,27 @@ func spawn(o *Options, stdin, stdout, stderr *os.File) (child, bool, error) {
 		return nil, true, err
 	}
 	env := environ(o)
-	pid, err := syscall.ForkExec(o.Shell, o.Argv, &syscall.ProcAttr{
+	attr := &syscall.ProcAttr{
 		Dir: o.Dir, Env: env, Files: fds,
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	})
+	}
+	var pid int
+	release := func() {}
+	if o.Confine != nil {
+		// Forked from a confined thread, which must outlive the child:
+		// its death signal fires when that thread ends.
+		release, err = o.Confine.OnThread(func() (err error) {
+			pid, err = syscall.ForkExec(o.Shell, o.Argv, attr)
+			return err
+		})
+	} else {
+		pid, err = syscall.ForkExec(o.Shell, o.Argv, attr)
+	}
 	if err != nil {
+		release()
 		return nil, true, &os.PathError{Op: "fork/exec", Path: o.Shell, Err: err}
 	}
-	c := &pidfdChild{id: pid}
+	c := &pidfdChild{id: pid, release: release}
 	// The child is not reaped until wait does, so pid names it until then.
 	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
 		c.fd = os.NewFile(uintptr(fd), "pidfd")
@@ -43,6 +56,9 @@ func spawn(o *Options, stdin, stdout, stderr *os.File) (child, bool, error) {
 type pidfdChild struct {
 	id int
 	fd *os.File
+	// release lets the confined thread that forked the child end, once
+	// the child is reaped (a no-op when it was not confined).
+	release func()
 }
 
 func (c *pidfdChild) pid() int { return c.id }
@@ -61,6 +77,9 @@ func (c *pidfdChild) wait() (syscall.WaitStatus, error) {
 	for {
 		_, err := syscall.Wait4(c.id, &ws, 0, nil)
 		if !errors.Is(err, syscall.EINTR) {
+			if c.release != nil {
+				c.release()
+			}
 			return ws, err
 		}
 	}

@@ -54,6 +54,10 @@ type Segment struct {
 	// Covered is set when the allowlist (or the safe-binary layer with
 	// autoAllowSafe) lets the segment run without asking.
 	Covered bool
+	// Writes are the files the segment writes that the analysis resolved
+	// on disk (redirections and modelled write targets), for the
+	// confinement that grants them (see Needs).
+	Writes []string
 
 	words   []word   // Argv as evaluated words
 	context []string // the nested shells and functions around it

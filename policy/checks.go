@@ -1385,6 +1385,7 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 			a.written = map[string]bool{}
 		}
 		a.written[abs] = true
+		seg.Writes = append(seg.Writes, abs)
 	}
 	shown := target.text
 	if r.viaLink && abs != "" {

@@ -1,0 +1,210 @@
+package policy
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/execgate/execgate/config"
+)
+
+// Needs are what a command needs to run, in the terms a kernel sandbox
+// grants: derived from the effects the analysis found, failing closed. A
+// command whose needs stay inside the boundary (the workspace, a private
+// temporary directory, the build caches, no network, no credentials) can
+// run confined without asking; anything else is Beyond, and a person
+// decides.
+type Needs struct {
+	// WriteWorkspace: it may create, change or delete files in the
+	// workspace.
+	WriteWorkspace bool `json:"writeWorkspace,omitempty"`
+	// RunCode: it runs code the analysis did not read whole (the
+	// workspace's scripts and tests, a program's own plug-ins).
+	RunCode bool `json:"runCode,omitempty"`
+	// Read lists paths outside the workspace its words name, which a
+	// read-only model proved harmless to read.
+	Read []string `json:"read,omitempty"`
+	// Write lists paths outside the workspace it writes: scratch files in
+	// a temporary directory.
+	Write []string `json:"write,omitempty"`
+	// Network: it talks to other hosts.
+	Network bool `json:"network,omitempty"`
+	// Credentials: it reads or sends secrets.
+	Credentials bool `json:"credentials,omitempty"`
+	// Beyond lists why the command needs more than the boundary, one
+	// reason each (the analysis' own words); empty when it fits.
+	Beyond []string `json:"beyond,omitempty"`
+}
+
+// Within reports whether the needs fit inside the sandbox's boundary.
+func (n Needs) Within() bool { return len(n.Beyond) == 0 }
+
+// needKind is what one reason means for the sandbox.
+type needKind int
+
+const (
+	needBeyond    needKind = iota // more than the boundary: a person decides
+	needNothing                   // nothing the sandbox grants
+	needRun                       // runs code that is not read whole, and may write the workspace
+	needWrite                     // writes files it names (inside the workspace, or scratch)
+	needNetwork                   // talks to other hosts
+	needCredential                // reads or sends secrets
+)
+
+// ruleNeeds says what the analyzer's own rules need; a rule not listed
+// falls back to its effect (effectNeed). Sorted by rule id.
+var ruleNeeds = table[needKind]{
+	{"alias", needRun},                     // the alias runs inside the sandbox too
+	{"builtin-callback", needRun},          // trap, PROMPT_COMMAND … run confined with the rest
+	{"dynamic-arguments", needRun},         // whatever the words turn out to be, they run confined
+	{"dynamic-command", needRun},           // likewise: $(which python) x.py
+	{"dynamic-name", needRun},              // a command name built at run time
+	{"dynamic-options", needRun},           // options only known at run time
+	{"function-shadows-command", needRun},  // the function runs confined
+	{"inline-code", needRun},               // python3 -c '…'
+	{"local-program", needRun},             // ./run.sh
+	{"missing-payload", needRun},           // a wrapper without its command
+	{"nameref", needNothing},               // a shell variable of this run
+	{"not-read-only", needRun},             // a program nobody modelled: confined, whatever it does
+	{"output-command", needRun},            // the output of a command run as code, confined
+	{"path-prepend", needRun},              // PATH=$PWD/bin:… runs the workspace's programs
+	{"pipe-to-shell", needRun},             // cat x.sh | sh
+	{"process-file", needRun},              // awk -f prog.awk
+	{"recursive-function", needRun},        // bounded by the sandbox, not by the analysis
+	{"repo-config-program", needRun},       // git runs a program the repository names: confined
+	{"repo-config-unproven", needRun},      // likewise
+	{"script-file", needRun},               // python3 repro.py
+	{"sed-exec", needRun},                  // sed's e command
+	{"set-option", needNothing},            // set -e, shopt: this shell only
+	{"source-file", needRun},               // . ./env.sh, confined
+	{"subscript-substitution", needRun},    // a value computed at run time
+	{"unknown-variable", needRun},          // FOO=1 make: the environment of a confined command
+	{"writes-file", needWrite},             // inside the workspace, or scratch
+}
+
+// effectNeed is the need behind an effect that no rule above names.
+func effectNeed(effect string) needKind {
+	switch effect {
+	case EffectRuns:
+		return needRun
+	case EffectNetwork, EffectSend:
+		return needNetwork
+	case EffectCredentials:
+		return needCredential
+	}
+	// Writes elsewhere, code-loading files, the environment of later
+	// commands, privilege, destruction, and whatever the analysis could
+	// not read: more than the boundary.
+	return needBeyond
+}
+
+// NeedsOf derives what res needs. cwd is where the command starts, home
+// the user's home directory: path words outside the workspace are listed
+// as reads (a safe command's model proved them harmless).
+func NeedsOf(res Result, cwd, home string) Needs {
+	var n Needs
+	if res.ParseError != "" {
+		n.Beyond = append(n.Beyond, "it does not parse: "+res.ParseError)
+	}
+	for _, seg := range res.Segments {
+		if seg.Denylist != "" {
+			n.Beyond = append(n.Beyond, "your denylist names it: "+seg.Denylist)
+		}
+		for _, r := range seg.Reasons {
+			kind := needBeyond
+			if k, ok := ruleNeeds.lookup(r.Rule); ok {
+				kind = k
+			} else {
+				kind = effectNeed(r.Effect)
+			}
+			if r.Risk == Dangerous {
+				kind = needBeyond
+			}
+			switch kind {
+			case needNothing:
+			case needRun:
+				n.RunCode, n.WriteWorkspace = true, true
+			case needWrite:
+				n.WriteWorkspace = true
+			case needNetwork:
+				n.Network = true
+				n.Beyond = append(n.Beyond, r.Text)
+			case needCredential:
+				n.Credentials = true
+				n.Beyond = append(n.Beyond, r.Text)
+			default:
+				n.Beyond = append(n.Beyond, r.Text)
+			}
+		}
+		for _, w := range seg.Writes {
+			if !inside(w, cwd) {
+				n.Write = append(n.Write, w)
+			}
+		}
+		n.Read = append(n.Read, pathWords(seg, cwd, home)...)
+	}
+	n.Read, n.Write = sortedSet(n.Read), sortedSet(n.Write)
+	return n
+}
+
+// CanConfine reports whether res may run confined instead of asking:
+// its needs fit the boundary, the sandbox works here, and the policy
+// lets a command run without a person at all (not security=deny, not
+// ask=always, nothing denylisted).
+func CanConfine(p config.Policy, res Result, n Needs, sandboxOK bool) bool {
+	if !sandboxOK || !n.Within() || res.Decision == Allow {
+		return false
+	}
+	if p.Security == config.SecurityDeny || p.Ask == config.AskAlways {
+		return false
+	}
+	return !res.Opaque || n.RunCode
+}
+
+// inside reports whether p is dir or beneath it.
+func inside(p, dir string) bool {
+	return dir != "" && (p == dir || dir == "/" || strings.HasPrefix(p, dir+"/"))
+}
+
+// pathWords lists the absolute paths outside cwd that seg's words name:
+// a word with a slash or a leading ~, made absolute, up to its first
+// pattern character.
+func pathWords(seg *Segment, cwd, home string) []string {
+	if len(seg.Argv) < 2 {
+		return nil
+	}
+	var out []string
+	for _, w := range seg.Argv[1:] {
+		if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+			w = v // --file=/etc/x
+		}
+		switch {
+		case w == "~" || strings.HasPrefix(w, "~/"):
+			if home == "" {
+				continue
+			}
+			w = home + w[1:]
+		case strings.HasPrefix(w, "/"):
+		case strings.Contains(w, "/") && cwd != "":
+			w = path.Join(cwd, w)
+		default:
+			continue
+		}
+		if i := strings.IndexAny(w, "*?[$`"); i >= 0 {
+			w = path.Dir(w[:i] + "x")
+		}
+		w = path.Clean(w)
+		if !inside(w, cwd) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func sortedSet(ps []string) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	slices.Sort(ps)
+	return slices.Compact(ps)
+}
