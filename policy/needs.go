@@ -43,43 +43,43 @@ func (n Needs) Within() bool { return len(n.Beyond) == 0 }
 type needKind int
 
 const (
-	needBeyond    needKind = iota // more than the boundary: a person decides
-	needNothing                   // nothing the sandbox grants
-	needRun                       // runs code that is not read whole, and may write the workspace
-	needWrite                     // writes files it names (inside the workspace, or scratch)
-	needNetwork                   // talks to other hosts
-	needCredential                // reads or sends secrets
+	needBeyond     needKind = iota // more than the boundary: a person decides
+	needNothing                    // nothing the sandbox grants
+	needRun                        // runs code that is not read whole, and may write the workspace
+	needWrite                      // writes files it names (inside the workspace, or scratch)
+	needNetwork                    // talks to other hosts
+	needCredential                 // reads or sends secrets
 )
 
 // ruleNeeds says what the analyzer's own rules need; a rule not listed
 // falls back to its effect (effectNeed). Sorted by rule id.
 var ruleNeeds = table[needKind]{
-	{"alias", needRun},                     // the alias runs inside the sandbox too
-	{"builtin-callback", needRun},          // trap, PROMPT_COMMAND … run confined with the rest
-	{"dynamic-arguments", needRun},         // whatever the words turn out to be, they run confined
-	{"dynamic-command", needRun},           // likewise: $(which python) x.py
-	{"dynamic-name", needRun},              // a command name built at run time
-	{"dynamic-options", needRun},           // options only known at run time
-	{"function-shadows-command", needRun},  // the function runs confined
-	{"inline-code", needRun},               // python3 -c '…'
-	{"local-program", needRun},             // ./run.sh
-	{"missing-payload", needRun},           // a wrapper without its command
-	{"nameref", needNothing},               // a shell variable of this run
-	{"not-read-only", needRun},             // a program nobody modelled: confined, whatever it does
-	{"output-command", needRun},            // the output of a command run as code, confined
-	{"path-prepend", needRun},              // PATH=$PWD/bin:… runs the workspace's programs
-	{"pipe-to-shell", needRun},             // cat x.sh | sh
-	{"process-file", needRun},              // awk -f prog.awk
-	{"recursive-function", needRun},        // bounded by the sandbox, not by the analysis
-	{"repo-config-program", needRun},       // git runs a program the repository names: confined
-	{"repo-config-unproven", needRun},      // likewise
-	{"script-file", needRun},               // python3 repro.py
-	{"sed-exec", needRun},                  // sed's e command
-	{"set-option", needNothing},            // set -e, shopt: this shell only
-	{"source-file", needRun},               // . ./env.sh, confined
-	{"subscript-substitution", needRun},    // a value computed at run time
-	{"unknown-variable", needRun},          // FOO=1 make: the environment of a confined command
-	{"writes-file", needWrite},             // inside the workspace, or scratch
+	{"alias", needRun},                    // the alias runs inside the sandbox too
+	{"builtin-callback", needRun},         // trap, PROMPT_COMMAND … run confined with the rest
+	{"dynamic-arguments", needRun},        // whatever the words turn out to be, they run confined
+	{"dynamic-command", needRun},          // likewise: $(which python) x.py
+	{"dynamic-name", needRun},             // a command name built at run time
+	{"dynamic-options", needRun},          // options only known at run time
+	{"function-shadows-command", needRun}, // the function runs confined
+	{"inline-code", needRun},              // python3 -c '…'
+	{"local-program", needRun},            // ./run.sh
+	{"missing-payload", needRun},          // a wrapper without its command
+	{"nameref", needNothing},              // a shell variable of this run
+	{"not-read-only", needRun},            // a program nobody modelled: confined, whatever it does
+	{"output-command", needRun},           // the output of a command run as code, confined
+	{"path-prepend", needRun},             // PATH=$PWD/bin:… runs the workspace's programs
+	{"pipe-to-shell", needRun},            // cat x.sh | sh
+	{"process-file", needRun},             // awk -f prog.awk
+	{"recursive-function", needRun},       // bounded by the sandbox, not by the analysis
+	{"repo-config-program", needRun},      // git runs a program the repository names: confined
+	{"repo-config-unproven", needRun},     // likewise
+	{"script-file", needRun},              // python3 repro.py
+	{"sed-exec", needRun},                 // sed's e command
+	{"set-option", needNothing},           // set -e, shopt: this shell only
+	{"source-file", needRun},              // . ./env.sh, confined
+	{"subscript-substitution", needRun},   // a value computed at run time
+	{"unknown-variable", needRun},         // FOO=1 make: the environment of a confined command
+	{"writes-file", needWrite},            // inside the workspace, or scratch
 }
 
 // effectNeed is the need behind an effect that no rule above names.

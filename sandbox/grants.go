@@ -26,9 +26,11 @@ type Grants struct {
 	// from, for toolchains): caches, toolchains, path arguments outside the
 	// workspace.
 	Read []string `json:"read,omitempty"`
-	// Write lists further files and directories it may write: build
-	// caches, and paths outside the workspace a person granted.
+	// Write lists further files and directories it may write: scratch
+	// files, and paths outside the workspace a person granted.
 	Write []string `json:"write,omitempty"`
+	// Caches lists the build caches it may write (Go's, npm's, pip's…).
+	Caches []string `json:"caches,omitempty"`
 	// Network lets it open any TCP and UDP socket. The kernel cannot tell
 	// hosts apart here: a grant of some hosts is a grant of the network.
 	Network bool `json:"network,omitempty"`
@@ -54,11 +56,11 @@ func (g Grants) Summary() string {
 	if g.RunCode {
 		parts = append(parts, "runs its code")
 	}
-	if n := len(g.Write); n > 0 {
-		parts = append(parts, "writes "+strings.Join(shortPaths(g.Write), ", "))
+	if len(g.Caches) > 0 {
+		parts = append(parts, "the build caches")
 	}
-	if n := len(g.Read); n > 0 {
-		parts = append(parts, "reads "+plural(n, "more path"))
+	if len(g.Write) > 0 {
+		parts = append(parts, "writes "+strings.Join(shortPaths(g.Write), ", "))
 	}
 	if g.Network {
 		parts = append(parts, "network")
@@ -69,13 +71,6 @@ func (g Grants) Summary() string {
 		parts = append(parts, "Unix sockets")
 	}
 	return strings.Join(parts, "; ")
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return itoa(n) + " " + what + "s"
 }
 
 func itoa(n int) string {
@@ -97,7 +92,7 @@ func shortPaths(ps []string) []string {
 	if len(ps) <= 3 {
 		return ps
 	}
-	return append(slices.Clip(ps[:3]), plural(len(ps)-3, "more"))
+	return append(slices.Clip(ps[:3]), "and "+itoa(len(ps)-3)+" more")
 }
 
 // Normalize cleans every path, drops duplicates and the ones a broader
@@ -106,6 +101,7 @@ func shortPaths(ps []string) []string {
 func (g Grants) Normalize() Grants {
 	g.Read = normalizePaths(g.Read)
 	g.Write = normalizePaths(g.Write)
+	g.Caches = normalizePaths(g.Caches)
 	return g
 }
 

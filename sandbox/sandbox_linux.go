@@ -141,6 +141,7 @@ func Prepare(g Grants) (*Prepared, error) {
 		{fsRead | fsWrite, []string{"/dev/shm"}},
 		{fsRead | fsExec, g.Read},
 		{write, g.Write},
+		{write, g.Caches},
 	}
 	if g.Workspace != "" {
 		access := uint64(fsRead)

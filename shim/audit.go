@@ -35,6 +35,9 @@ const (
 	ByTTY      = "tty"
 	ByHub      = "hub"
 	ByFallback = "fallback"
+	// ByConfined: the command's needs fit the sandbox, so it ran
+	// confined without asking.
+	ByConfined = "confined"
 )
 
 // Audit log limits.
@@ -93,7 +96,10 @@ type Event struct {
 	Exec       bool   `json:"exec,omitempty"` // the shim became the shell: no exec.finished follows
 	// Direct is set when the shim ran a lone simple command itself, as
 	// bash would have, without starting bash.
-	Direct   bool     `json:"direct,omitempty"`
+	Direct bool `json:"direct,omitempty"`
+	// Confined says what the kernel's sandbox let the command do, when
+	// it ran confined ("" when it ran unconfined).
+	Confined string   `json:"confined,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -70,6 +70,7 @@ func marshalEvent(ev *Event) ([]byte, error) {
 	if ev.Direct {
 		b = append(b, `,"direct":true`...)
 	}
+	b = appendField(b, "confined", ev.Confined, true)
 	b = appendList(b, "warnings", ev.Warnings)
 	return append(b, '}'), nil
 }

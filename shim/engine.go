@@ -94,7 +94,7 @@ func (s *session) runEngine(ctx context.Context, run interp.Options, req policy.
 		Program: s.program, Name: name, Args: args, Set: s.cl.Set,
 		Stdin: stdin, Stdout: run.Stdout, Stderr: run.Stderr, Env: run.Env,
 		MaxBytes: run.MaxBytes, TailBytes: run.TailBytes, SpillDir: run.SpillDir, SpillMaxBytes: run.SpillMaxBytes,
-		ForwardSignals: true, Check: j.command, CheckOpen: j.open, Logger: s.log,
+		ForwardSignals: true, Confine: run.Confine, Check: j.command, CheckOpen: j.open, Logger: s.log,
 	})
 	var unsupported *interp.UnsupportedError
 	if errors.As(err, &unsupported) {

@@ -32,6 +32,7 @@ import (
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/prompt"
+	"github.com/execgate/execgate/sandbox"
 )
 
 // ExitDenied is the exit status of a command that was not run, as bash
@@ -125,6 +126,11 @@ type session struct {
 	// judged in this run reads or sends credentials (see keepTail).
 	outputTail  config.OutputTail
 	credentials bool
+	// sandbox is what this machine can confine, probed on first use.
+	sandbox *sandbox.Status
+	// sawRefusal is set when the captured end of a finished command's
+	// output tells of a refused permission (see boundaryHint).
+	sawRefusal bool
 }
 
 func newSession(o Options) *session {
@@ -317,6 +323,21 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// would break into separately judged commands.
 	engine := set.engine == config.EngineInterp && inspected && s.envelope == nil
 	judgedWhole := res.Decision == policy.Allow // bash may run it as it is
+	// How it would run, if allowed: decided before anyone is asked, so
+	// that an approval grants what the person was shown.
+	needs := s.needsOf(req, res)
+	confined := inspected && policy.CanConfine(req.Policy, res, needs, s.sandboxStatus().Supported())
+	var grants *sandbox.Grants
+	if inspected {
+		grants = s.grantsFor(req, needs)
+	}
+	if confined {
+		// Bash runs it whole, inside the sandbox: nothing to ask about
+		// command by command.
+		engine = false
+		res.Decision = policy.Allow
+	}
+	res.Reasons = append(res.Reasons, confinementLine(res, grants, confined, s.sandboxStatus()))
 	if engine {
 		if why := s.engineUnsupported(); len(why) > 0 {
 			// Refused rather than run with another meaning: a person may
@@ -353,35 +374,40 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	v.stamp(&s.ev)
 	s.ev.Allowlisted = v.added
 	s.ev.Decision = string(policy.Allow)
+	if confined {
+		s.ev.DecidedBy = ByConfined
+		if grants == nil {
+			// Never "confined" without the sandbox: refuse instead.
+			return s.refuse(denial.New("cannot confine this command here; it was not run"))
+		}
+	}
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)
 	// Only output an agent reads is capped (see capture.go); the envelope,
 	// if any, is known by now.
 	capped := s.capOutput(&run, agent)
-	if engine {
-		approved := v.by == ByTTY || v.by == ByHub // a person saw the whole program
-		status, sig := s.runEngine(ctx, run, req, configPath, approved, judgedWhole || v.by != ByPolicy)
-		<-touched
-		return status, sig
-	}
-	// A lone command runs without bash only for bash: a zsh reads
-	// ~/.zshenv first, which may change PATH or define functions, so the
-	// real zsh runs it whatever it is.
-	lone := inspected && s.dialect == policy.DialectBash && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
-	passthrough := !capped
-	if lone {
-		if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
-			status, sig := s.runDirect(ctx, run, d, passthrough, touched)
-			return status, sig
+	pl := plan{run: run, grants: grants, writesWorkspace: grants == nil || grants.WriteWorkspace}
+	switch {
+	case engine:
+		pl.way = wayEngine
+		pl.approved = v.by == ByTTY || v.by == ByHub // a person saw the whole program
+		pl.bashOK = judgedWhole || v.by != ByPolicy
+	default:
+		pl.way = wayShell
+		// A lone command runs without bash only for bash: a zsh reads
+		// ~/.zshenv first, which may change PATH or define functions, so
+		// the real zsh runs it whatever it is.
+		lone := inspected && s.dialect == policy.DialectBash && s.cl.Source != FromStdin && s.envelope == nil && loneLiteral(res)
+		pl.passthrough = !capped
+		if lone {
+			if d, ok := planDirect(s.cl, res.Segments[0].Argv, s.o.Environ, cwd); ok {
+				pl.way, pl.direct = wayDirect, d
+			} else if pl.passthrough {
+				pl.way = wayShellExec
+			}
 		}
 	}
-	if lone && passthrough {
-		<-touched
-		return s.execOrRun(ctx, run, false)
-	}
-	status, sig := s.runShell(ctx, run, nil)
-	<-touched
-	return status, sig
+	return s.carryOut(ctx, pl, req, configPath, touched)
 }
 
 // refuseAll refuses the invocation because the configuration cannot be used,
@@ -479,7 +505,7 @@ func (s *session) execOrRun(ctx context.Context, run interp.Options, quiet bool)
 		ev.Event, ev.Exec = EventStarted, true
 		s.record(ev)
 	}
-	err := interp.Exec(interp.Options{Shell: run.Shell, Argv: run.Argv})
+	err := interp.Exec(interp.Options{Shell: run.Shell, Argv: run.Argv, Env: run.Env, Confine: run.Confine})
 	s.log.Warn("exec shell; running it instead", "err", err)
 	run.MaxBytes = 0
 	if quiet {
@@ -540,6 +566,7 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 	case err != nil:
 		s.warnf("run: %v", err)
 	}
+	s.sawRefusal = refusalIn(res.Tail)
 	ms := res.Duration.Milliseconds()
 	status := res.ExitStatus
 	ev.ExitStatus, ev.DurationMs = &status, &ms

@@ -1,0 +1,326 @@
+package shim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/sandbox"
+)
+
+// Confinement: every command the shim lets through runs inside the
+// kernel's sandbox with what its judgement says it needs (package
+// sandbox), where this machine can confine. A command whose only
+// unproven effects lie inside the boundary — the workspace, a private
+// TMPDIR, the build caches, no network — runs confined without asking
+// (outcome "confined"); one that needs more asks as before, and runs with
+// what the person was shown.
+
+// unconfineVar is the variable a command sets to ask to run outside the
+// sandbox: `EXECGATE_SANDBOX=off CMD` needs a person's approval, and
+// once approved runs unconfined. The same variable in the shim's own
+// environment turns confinement off altogether (sandbox.OffEnv).
+const unconfineVar = sandbox.OffEnv
+
+// sandboxStatus probes the kernel once per run.
+func (s *session) sandboxStatus() sandbox.Status {
+	if s.sandbox == nil {
+		st := sandbox.Probe(s.getenv)
+		s.sandbox = &st
+	}
+	return *s.sandbox
+}
+
+// needsOf is policy.NeedsOf, plus the request to run unconfined.
+func (s *session) needsOf(req policy.Request, res policy.Result) policy.Needs {
+	n := policy.NeedsOf(res, req.Cwd, req.Home)
+	if asksUnconfined(res) {
+		n.Beyond = append(n.Beyond, "asks to run outside the sandbox ("+unconfineVar+"=off)")
+	}
+	return n
+}
+
+// asksUnconfined reports whether the program sets EXECGATE_SANDBOX.
+func asksUnconfined(res policy.Result) bool {
+	for _, seg := range res.Segments {
+		if strings.Contains(seg.Text, unconfineVar+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// grantsFor is what the allowed command runs with: nil for unconfined
+// (no sandbox here, or needs the sandbox cannot bound: a person or the
+// user's own policy allowed those, as before confinement existed).
+func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants {
+	if !s.sandboxStatus().Supported() {
+		return nil
+	}
+	for _, why := range n.Beyond {
+		if !networkOnly(n, why) {
+			return nil
+		}
+	}
+	ws := s.sandboxWorkspace(req.Cwd)
+	g := sandbox.Grants{
+		Workspace: ws, WriteWorkspace: n.WriteWorkspace, RunCode: n.RunCode,
+		Network: n.Network, Read: n.Read,
+	}
+	caches := toolchains(s.getenv, req.Home)
+	g.Read = append(g.Read, caches.read...)
+	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
+	if n.WriteWorkspace || n.RunCode {
+		// A command that runs code builds, caches and keeps scratch
+		// files; a read-only one needs none of that.
+		g.Caches = caches.write
+		if dir, err := privateTemp(ws, req.Home); err == nil {
+			g.TempDir = dir
+		} else {
+			s.warnf("private TMPDIR: %v", err)
+		}
+	}
+	for _, w := range n.Write {
+		if scratchFile(w) == nil {
+			g.Write = append(g.Write, w)
+		}
+	}
+	if s.envelope != nil {
+		g.Read = append(g.Read, envelopePaths(s.program, s.envelope.Payload, true)...)
+		g.Write = append(g.Write, envelopePaths(s.program, s.envelope.Payload, false)...)
+	}
+	g = g.Normalize()
+	return &g
+}
+
+// networkOnly reports whether why, one of n.Beyond, is only the network
+// (which a sandbox can grant) rather than something it cannot bound.
+func networkOnly(n policy.Needs, why string) bool {
+	return n.Network && !n.Credentials && !strings.Contains(why, unconfineVar) && strings.Contains(why, "network")
+}
+
+// sandboxWorkspace is the directory a confined command may write: the
+// top of the repository holding cwd, or cwd itself; "" when cwd is no
+// workspace (/, a home directory).
+func (s *session) sandboxWorkspace(cwd string) string {
+	if cwd == "" || cwd == "/" || cwd == s.getenv("HOME") {
+		return ""
+	}
+	for d := cwd; ; {
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			if d == "/" || d == s.getenv("HOME") {
+				return cwd
+			}
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return cwd
+		}
+		d = parent
+	}
+}
+
+// privateTemp returns the workspace's own temporary directory, made if
+// need be: $TMPDIR/execgate-UID/HASH, mode 0700, refusing a directory
+// another user made or a link put in its place.
+func privateTemp(ws, home string) (string, error) {
+	base := os.TempDir()
+	uid := os.Getuid()
+	top := filepath.Join(base, "execgate-"+strconv.Itoa(uid))
+	key := ws
+	if key == "" {
+		key = home
+	}
+	sum := sha256.Sum256([]byte(key))
+	dir := filepath.Join(top, hex.EncodeToString(sum[:8]))
+	for _, d := range []string{top, dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return "", err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !fi.IsDir() || !ok || int(st.Uid) != uid || fi.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("%s is not a private directory of this user", d)
+		}
+	}
+	return dir, nil
+}
+
+// scratchFile makes sure a scratch file the command writes exists, so
+// that the sandbox can grant that file alone rather than its directory
+// (/tmp): bash would create it on opening it anyway.
+func scratchFile(p string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// cacheSet is what the toolchains need: caches to write, toolchains and
+// their configuration to read.
+type cacheSet struct{ read, write []string }
+
+// toolchains lists the caches and toolchains of Go, Python, Node, Rust
+// and git under home, by their variables or their default places. Only
+// what exists is granted (sandbox.Prepare skips the rest).
+func toolchains(getenv func(string) string, home string) cacheSet {
+	var c cacheSet
+	if home == "" {
+		return c
+	}
+	h := func(p string) string { return filepath.Join(home, p) }
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = h(".cache")
+	}
+	gopath := h("go")
+	if v := getenv("GOPATH"); v != "" {
+		gopath = filepath.SplitList(v)[0]
+	}
+	or := func(v, def string) string {
+		if x := getenv(v); x != "" && filepath.IsAbs(x) {
+			return x
+		}
+		return def
+	}
+	c.write = []string{
+		or("GOCACHE", filepath.Join(cache, "go-build")),
+		or("GOMODCACHE", filepath.Join(gopath, "pkg", "mod")),
+		or("npm_config_cache", h(".npm")),
+		filepath.Join(cache, "pip"), filepath.Join(cache, "pypoetry"), filepath.Join(cache, "uv"),
+		filepath.Join(cache, "yarn"), filepath.Join(cache, "node-gyp"), filepath.Join(cache, "pnpm"),
+		filepath.Join(cache, "golangci-lint"), filepath.Join(cache, "pre-commit"),
+		h(".cargo/registry"), h(".cargo/git"),
+	}
+	c.read = []string{
+		h(".gitconfig"), h(".config/git"),
+		filepath.Join(gopath, "bin"), h("sdk"), or("GOROOT", h(".go")),
+		h(".cargo/bin"), h(".rustup"),
+		h(".pyenv"), h(".local/bin"), h(".local/lib"), h(".local/share/virtualenvs"),
+		h(".nvm"), h(".volta"), h(".bun"), h(".deno"),
+	}
+	return c
+}
+
+// envelopePaths lists the absolute paths named by literal words in an
+// agent's envelope: the files its plumbing reads (a shell snapshot) when
+// read is set, else the files it writes, made to exist (the file that
+// receives the working directory afterwards). Nothing inside the payload
+// counts.
+func envelopePaths(program, payload string, read bool) []string {
+	f, err := syntax.NewParser().Parse(strings.NewReader(program), "")
+	if err != nil {
+		return nil
+	}
+	// The payload's own words are the model's, never the plumbing's.
+	from, to := -1, -1
+	if i := strings.Index(program, payload); payload != "" && i >= 0 {
+		from, to = i, i+len(payload)
+	}
+	var out []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			return true
+		}
+		if off := int(n.Pos().Offset()); from >= 0 && off >= from && off < to {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.Redirect:
+			if read || n.Word == nil || (n.Op != syntax.RdrOut && n.Op != syntax.ClbOut && n.Op != syntax.AppOut) {
+				return true
+			}
+			if p, ok := policy.LiteralWord(n.Word); ok && filepath.IsAbs(p) && scratchFile(p) == nil {
+				out = append(out, p)
+			}
+		case *syntax.Word:
+			if !read {
+				return true
+			}
+			if p, ok := policy.LiteralWord(n); ok && filepath.IsAbs(p) {
+				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+					out = append(out, p)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// confinementLine is the reason that says how the command runs if it
+// runs: what approvers, check and the audit log show.
+func confinementLine(res policy.Result, g *sandbox.Grants, confined bool, st sandbox.Status) string {
+	switch {
+	case confined:
+		return "runs confined, unasked: its only unproven effects are inside the sandbox (" + g.Summary() + ")"
+	case g != nil:
+		return "runs confined (" + g.Summary() + ")"
+	case !st.Supported():
+		return "runs unconfined: " + st.Reason
+	}
+	return "runs unconfined if allowed: it needs more than the sandbox can grant"
+}
+
+// boundaryHint adds, after a confined command failed with output that
+// says a permission was refused, one line on stderr saying it ran
+// confined and how to ask for more. Only captured output can be read;
+// the audit log records the confinement either way.
+func (s *session) boundaryHint(pl plan, status int) int {
+	if pl.grants == nil || status == 0 || !s.sawRefusal {
+		return status
+	}
+	fmt.Fprintf(s.o.Stderr, "execgate: this command ran confined (%s); if the sandbox refused what it needs, run it as `%s=off COMMAND` to ask a person to let it run unconfined\n",
+		pl.grants.Summary(), unconfineVar)
+	return status
+}
+
+// refusalIn reports whether output tells of a permission the kernel
+// refused, as programs print EACCES and EPERM.
+func refusalIn(output []byte) bool {
+	for _, msg := range []string{"Permission denied", "Operation not permitted", "EACCES", "EPERM", "PermissionError"} {
+		if bytes.Contains(output, []byte(msg)) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathDirs are the directories of PATH a confined command may execute
+// programs from: the absolute ones, but never the home directory itself,
+// a temporary directory's root or / (each would open everything beneath).
+func pathDirs(path, home string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if filepath.Base(d) == "shims" {
+			// pyenv's, rbenv's, asdf's shims run the tool's own
+			// scripts beside them.
+			d = filepath.Dir(d)
+		}
+		switch {
+		case d == "/", d == home, d == filepath.Dir(home), d == os.TempDir(), d == "/tmp", d == "/var/tmp":
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package shim
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+
+	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/interp"
+	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/sandbox"
+)
+
+// A command leaves execgate's hands in one place, carryOut, by a plan
+// decided once: which way it runs and with which grants.
+
+// way is how an allowed command runs.
+type way int
+
+const (
+	// wayShell runs the real shell as a child (its output capped, or
+	// signals to relay).
+	wayShell way = iota
+	// wayShellExec makes this process the real shell.
+	wayShellExec
+	// wayDirect runs a lone simple command without bash, exactly as bash
+	// would (see planDirect): a do-nothing builtin answered here, or the
+	// program exec'd or run as a child.
+	wayDirect
+	// wayEngine runs the program in the interp engine, judging each
+	// command as it runs.
+	wayEngine
+)
+
+// plan is how an allowed command runs.
+type plan struct {
+	way way
+	// run is the shell's invocation, output settings included.
+	run interp.Options
+	// direct is the lone command, for wayDirect.
+	direct directRun
+	// passthrough: the output goes straight to the caller's streams.
+	passthrough bool
+	// approved and bashOK are the engine's (see runEngine).
+	approved, bashOK bool
+	// grants are the sandbox's; nil runs the command unconfined (no
+	// sandbox on this machine, or a person or the user's policy allowed
+	// needs no sandbox can bound).
+	grants *sandbox.Grants
+	// writesWorkspace says whether the command may change the workspace:
+	// false only when the sandbox holds it to reading it. A step that
+	// must happen before the workspace changes (a checkpoint) hooks in
+	// carryOut, knowing this.
+	writesWorkspace bool
+}
+
+// carryOut runs the plan: confinement first, on every way, or nothing
+// runs.
+func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, configPath string, touched <-chan struct{}) (int, syscall.Signal) {
+	if pl.grants != nil {
+		p, err := sandbox.Prepare(*pl.grants)
+		if err != nil {
+			<-touched
+			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
+		}
+		defer p.Close()
+		pl.run.Confine = p
+		pl.run.Env = pl.grants.Environ(environOr(pl.run.Env, s.o.Environ))
+		if pl.way == wayDirect {
+			pl.direct.env = pl.grants.Environ(pl.direct.env)
+		}
+		s.ev.Confined = pl.grants.Summary()
+	}
+	switch pl.way {
+	case wayEngine:
+		status, sig := s.runEngine(ctx, pl.run, req, configPath, pl.approved, pl.bashOK)
+		<-touched
+		return s.boundaryHint(pl, status), sig
+	case wayDirect:
+		status, sig := s.runDirect(ctx, pl.run, pl.direct, pl.passthrough, touched)
+		return s.boundaryHint(pl, status), sig
+	case wayShellExec:
+		<-touched
+		return s.execOrRun(ctx, pl.run, false)
+	}
+	status, sig := s.runShell(ctx, pl.run, nil)
+	<-touched
+	return s.boundaryHint(pl, status), sig
+}
+
+// environOr is env, or this process's environment when env is nil (as
+// interp.Options.Env means it).
+func environOr(env, own []string) []string {
+	if env != nil {
+		return env
+	}
+	return own
+}
+
+// refuse records and prints a refusal made after the decision (the
+// command cannot be run as decided).
+func (s *session) refuse(err error) (int, syscall.Signal) {
+	ev := s.ev
+	ev.Event, ev.Decision, ev.Message = EventDenied, string(policy.Deny), err.Error()
+	s.record(ev)
+	fmt.Fprintln(s.o.Stderr, err.Error())
+	return ExitDenied, 0
+}
