@@ -208,3 +208,30 @@ func sortedSet(ps []string) []string {
 	slices.Sort(ps)
 	return slices.Compact(ps)
 }
+
+// Summary says in a few words what the command needs, for check and the
+// approvers.
+func (n Needs) Summary() string {
+	var parts []string
+	if n.WriteWorkspace {
+		parts = append(parts, "writes the workspace")
+	} else {
+		parts = append(parts, "reads the workspace")
+	}
+	if n.RunCode {
+		parts = append(parts, "runs code")
+	}
+	if len(n.Write) > 0 {
+		parts = append(parts, "writes "+strings.Join(n.Write, ", "))
+	}
+	if len(n.Read) > 0 {
+		parts = append(parts, "reads "+strings.Join(n.Read, ", "))
+	}
+	if n.Network {
+		parts = append(parts, "network")
+	}
+	if n.Credentials {
+		parts = append(parts, "credentials")
+	}
+	return strings.Join(parts, "; ")
+}

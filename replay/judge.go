@@ -29,6 +29,10 @@ type Judge struct {
 	// configuration exists but cannot be used, and the shim refuses
 	// everything then.
 	Refusal string
+	// Confine says the machine can confine commands (sandbox.Probe), as
+	// the shim would here: a command whose needs fit the sandbox then runs
+	// confined, unasked, instead of asking.
+	Confine bool
 
 	mu       sync.Mutex
 	requests map[string]policy.Request
@@ -110,6 +114,9 @@ func (j *Judge) Evaluate(c Command) Verdict {
 	if j.Refusal != "" {
 		res.Decision = policy.Deny
 		res.Reasons = append([]string{j.Refusal}, res.Reasons...)
+	}
+	if j.Refusal == "" && policy.CanConfine(req.Policy, res, policy.NeedsOf(res, v.Cwd, req.Home), j.Confine) {
+		res.Decision = decisionConfined
 	}
 	v.Result = res
 	if res.Decision == policy.AskHuman {

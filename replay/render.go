@@ -32,7 +32,7 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.Outcomes.Confined > 0 {
 		row("run confined", r.Outcomes.Confined)
 	} else {
-		fmt.Fprintf(b, "  %-13s %*s  %6s  (the kernel sandbox tier does not exist yet)\n", "run confined", width, "—", "")
+		fmt.Fprintf(b, "  %-13s %*s  %6s  (none: this machine cannot confine, or nothing fit the sandbox)\n", "run confined", width, "—", "")
 	}
 	row("ask", r.Outcomes.Ask)
 	row("refused", r.Outcomes.Deny)

@@ -62,8 +62,8 @@ type Report struct {
 type Outcomes struct {
 	// Allow: it runs unasked.
 	Allow int `json:"allow"`
-	// Confined: it runs unasked inside the kernel sandbox. Reserved for
-	// the confined tier; 0 until it exists.
+	// Confined: it runs unasked inside the kernel sandbox (0 where the
+	// machine cannot confine, or with --no-sandbox).
 	Confined int `json:"confined"`
 	// Ask: a person is asked (with nobody to answer, askFallback
 	// decides).
@@ -72,9 +72,8 @@ type Outcomes struct {
 	Deny int `json:"deny"`
 }
 
-// decisionConfined is the decision of the kernel sandbox tier (issue
-// 24), which the policy does not have yet: a command that runs unasked,
-// confined.
+// decisionConfined is the decision of the kernel sandbox tier: a
+// command that runs unasked, confined (see policy.CanConfine).
 const decisionConfined policy.Decision = "confined"
 
 // asks reports whether a decision puts a question to a person; one the

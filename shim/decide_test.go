@@ -50,7 +50,7 @@ func TestAskFailureFailsClosed(t *testing.T) {
 			stderr, err := os.CreateTemp(dir, "err")
 			require.NoError(t, err)
 			status := Main(t.Context(), Options{
-				Argv:  []string{"bash", "-c", "echo ran; rm -rf ./nothing-here"},
+				Argv:  []string{"bash", "-c", "echo ran; : 2>/dev/null >/dev/tcp/127.0.0.1/1 || true"}, // the network: asks, confined or not
 				Stdin: nil, Stdout: stdout, Stderr: stderr,
 				Getenv:  func(k string) string { return env[k] },
 				Environ: []string{"PATH=" + env["PATH"]},

@@ -166,9 +166,11 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 		wrapped, command = false, strings.Join(args, " ")
 		res = c.evaluate(command)
 	}
+	cj := confinementOf(c, &res, g.getenv)
 	if f.json {
 		out := toJSON(res)
 		out.Via = env.Via
+		out.Confinement = &cj
 		if err := json.NewEncoder(g.stdout).Encode(out); err != nil {
 			return err
 		}
@@ -177,6 +179,7 @@ func runCheck(g *globals, f checkFlags, args []string) error {
 			fmt.Fprintf(g.stdout, "%s, judging its payload: %s\n", env, display.Escape(env.Payload))
 		}
 		writeExplanation(g.stdout, res, c.base.Policy, useColor(g))
+		writeConfinement(g.stdout, cj, res, c.base.Policy)
 	}
 	if f.exitCode {
 		switch res.Decision {
@@ -289,6 +292,8 @@ type resultJSON struct {
 	Decision string        `json:"decision"`
 	Reasons  []string      `json:"reasons"`
 	Segments []segmentJSON `json:"segments"`
+	// Confinement says how the shim would run it (check only).
+	Confinement *confinementJSON `json:"confinement,omitempty"`
 }
 
 type segmentJSON struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/replay"
+	"github.com/execgate/execgate/sandbox"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -128,8 +129,9 @@ func newReplayJudge(ctx context.Context, g *globals) (*replay.Judge, error) {
 	home := g.getenv("HOME")
 	own := policy.OwnFiles(path)
 	return &replay.Judge{
-		Engine: engine,
-		Trust:  policy.NewTrust(cfg, home, g.getenv),
+		Confine: sandbox.Probe(g.getenv).Supported(),
+		Engine:  engine,
+		Trust:   policy.NewTrust(cfg, home, g.getenv),
 		Agent: func(transcript string) string {
 			if transcript == "" || g.agent != "" {
 				// --agent judges everything under one policy; a format
