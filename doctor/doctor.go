@@ -93,6 +93,7 @@ func Run(ctx context.Context, o Options) []Check {
 	var out []Check
 	out = append(out, o.binary()...)
 	out = append(out, o.config())
+	out = append(out, o.sandbox())
 	if o.AuditPath != "" {
 		out = append(out, o.audit())
 	}
