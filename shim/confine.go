@@ -77,6 +77,14 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		Workspace: ws, WriteWorkspace: n.WriteWorkspace, RunCode: n.RunCode,
 		Network: n.Network, Read: n.Read,
 	}
+	if dirs := gitDirs(ws); len(dirs) > 0 {
+		// A worktree's or submodule's repository lives elsewhere (a .git
+		// file says where): it is the workspace's own.
+		g.Read = append(g.Read, dirs...)
+		if n.WriteWorkspace {
+			g.Write = append(g.Write, dirs...)
+		}
+	}
 	caches := toolchains(s.getenv, req.Home)
 	g.Read = append(g.Read, caches.read...)
 	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
@@ -321,6 +329,36 @@ func pathDirs(path, home string) []string {
 			continue
 		}
 		out = append(out, d)
+	}
+	return out
+}
+
+// gitDirs returns the repository directories of ws that lie outside it:
+// the one its .git file names (gitdir: …) and that one's common
+// directory (commondir), for a worktree or a submodule.
+func gitDirs(ws string) []string {
+	if ws == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(ws, ".git"))
+	if err != nil {
+		return nil // a directory (or none): inside the workspace
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+	if !ok {
+		return nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(ws, dir)
+	}
+	out := []string{filepath.Clean(dir)}
+	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dir, common)
+		}
+		out = append(out, filepath.Clean(common))
 	}
 	return out
 }

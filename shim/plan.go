@@ -57,6 +57,9 @@ type plan struct {
 // carryOut runs the plan: confinement first, on every way, or nothing
 // runs.
 func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, configPath string, touched <-chan struct{}) (int, syscall.Signal) {
+	if pl.way == wayDirect && pl.direct.builtin {
+		pl.grants = nil // true, false and ':' run nothing: nothing to confine
+	}
 	if pl.grants != nil {
 		p, err := sandbox.Prepare(*pl.grants)
 		if err != nil {
