@@ -241,6 +241,23 @@ func envelopePaths(program, payload string, read bool) []string {
 		from, to = i, i+len(payload)
 	}
 	var out []string
+	if read {
+		// Paths inside a quoted string the envelope hands a shell
+		// (Codex's `bash -lc '. SNAPSHOT && …'`) are words of that
+		// string, not of this program: look at every token outside the
+		// payload.
+		rest := program
+		if from >= 0 {
+			rest = program[:from] + " " + program[to:]
+		}
+		for _, tok := range strings.FieldsFunc(rest, func(r rune) bool { return strings.ContainsRune(" \t\n'\";&|()<>", r) }) {
+			if filepath.IsAbs(tok) {
+				if fi, err := os.Stat(tok); err == nil && fi.Mode().IsRegular() {
+					out = append(out, tok)
+				}
+			}
+		}
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if n == nil {
 			return true
