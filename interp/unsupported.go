@@ -911,6 +911,15 @@ func hasExtGlob(w *syntax.Word) bool {
 	return false
 }
 
+// starDotWidens reports whether the rest of a name after "*." holds a
+// pattern character: *.[mg]* matches .git in the engine. A fixed suffix
+// (*.go) could only match a file named exactly ".go" — a difference left,
+// and documented, rather than refusing every *.go.
+func starDotWidens(rest string) bool {
+	name, _, _ := strings.Cut(rest, "/")
+	return strings.ContainsAny(name, "*?[")
+}
+
 // expandedWords are the words of n that undergo globbing and tilde
 // expansion as arguments: a command's arguments and a for loop's items.
 func expandedWords(n syntax.Node) []*syntax.Word {
@@ -944,7 +953,7 @@ func globNameStart(w *syntax.Word) bool {
 				atStart = false
 				continue
 			}
-			if atStart && (c == '?' || c == '[' && strings.IndexByte(l.Value[i+1:], ']') >= 0 || c == '*' && strings.HasPrefix(l.Value[i+1:], ".")) {
+			if atStart && (c == '?' || c == '[' && strings.IndexByte(l.Value[i+1:], ']') >= 0 || c == '*' && strings.HasPrefix(l.Value[i+1:], ".") && starDotWidens(l.Value[i+2:])) {
 				return true
 			}
 			atStart = c == '/'
