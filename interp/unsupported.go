@@ -125,6 +125,12 @@ func features() []feature {
 			}
 			return w != nil && hasExtGlob(w)
 		}},
+		{"starts a glob's name with `?`, `[` or `*.` (the engine matches hidden files there; bash does not)", "touch .h a; echo ?*", func(_ *scan, n syntax.Node) bool {
+			return slices.ContainsFunc(expandedWords(n), globNameStart)
+		}},
+		{"uses `~+`, `~-` or a `~` after `=` or `:` in an argument (the engine leaves them as written)", "echo ~+ a=~", func(_ *scan, n syntax.Node) bool {
+			return slices.ContainsFunc(expandedWords(n), tildeBashOnly)
+		}},
 		{"counts the elements of an associative array (`${#m[@]}`)", "declare -A m=([a]=1 [b]=2); echo ${#m[@]}", func(c *scan, n syntax.Node) bool {
 			pe, ok := n.(*syntax.ParamExp)
 			return ok && pe.Length && pe.Param != nil && c.assoc[pe.Param.Value] && allIndex(pe.Index)
@@ -903,6 +909,81 @@ func hasExtGlob(w *syntax.Word) bool {
 		}
 	}
 	return false
+}
+
+// starDotWidens reports whether the rest of a name after "*." holds a
+// pattern character: *.[mg]* matches .git in the engine. A fixed suffix
+// (*.go) could only match a file named exactly ".go" — a difference left,
+// and documented, rather than refusing every *.go.
+func starDotWidens(rest string) bool {
+	name, _, _ := strings.Cut(rest, "/")
+	return strings.ContainsAny(name, "*?[")
+}
+
+// expandedWords are the words of n that undergo globbing and tilde
+// expansion as arguments: a command's arguments and a for loop's items.
+func expandedWords(n syntax.Node) []*syntax.Word {
+	switch n := n.(type) {
+	case *syntax.CallExpr:
+		if len(n.Args) > 1 {
+			return n.Args[1:]
+		}
+	case *syntax.WordIter:
+		return n.Items
+	}
+	return nil
+}
+
+// globNameStart reports whether a word has an unquoted ?, [ or *. first in
+// a name (at its start or after a /): mvdan.cc/sh's globbing lets it match
+// a leading dot (in *.x, the empty * leaves the . to match it), bash's does
+// not.
+func globNameStart(w *syntax.Word) bool {
+	atStart := true
+	for _, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			atStart = false
+			continue
+		}
+		for i := 0; i < len(l.Value); i++ {
+			c := l.Value[i]
+			if c == '\\' {
+				i++
+				atStart = false
+				continue
+			}
+			if atStart && (c == '?' || c == '[' && strings.IndexByte(l.Value[i+1:], ']') >= 0 || c == '*' && strings.HasPrefix(l.Value[i+1:], ".") && starDotWidens(l.Value[i+2:])) {
+				return true
+			}
+			atStart = c == '/'
+		}
+	}
+	return false
+}
+
+// tildeBashOnly reports whether a word holds a tilde bash expands and the
+// engine does not: ~+ and ~- at its start, and ~ after the = or a : of a
+// word that looks like an assignment (bash expands make DESTDIR=~/x).
+func tildeBashOnly(w *syntax.Word) bool {
+	if len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok {
+		return false
+	}
+	v := l.Value
+	if v == "~+" || v == "~-" || strings.HasPrefix(v, "~+/") || strings.HasPrefix(v, "~-/") {
+		return true
+	}
+	name, rest, found := strings.Cut(v, "=")
+	if !found || name == "" || strings.ContainsFunc(name, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	return strings.HasPrefix(rest, "~") || strings.Contains(rest, ":~")
 }
 
 // soleParam returns the parameter expansion a word consists of, quoted or

@@ -33,10 +33,18 @@ type gitCall struct {
 // the file, unless it is a command the analysis proves safe (a pager
 // `less -R`, `cat`); what cannot be read is a firm reason too.
 func (a *analyzer) repoConfig(seg *Segment, name string, words []word) {
-	if name != "git" || seg.firm() || !systemProgram(words[0].text) {
+	if name != "git" || !systemProgram(words[0].text) {
 		return
 	}
 	c := a.gitCall(words)
+	if c.problem == "" && c.inv.Sub == "config" {
+		// What git config writes is judged whatever else the segment
+		// does: its own reason names the variable.
+		a.gitConfigWrite(seg, c.inv.Args)
+	}
+	if seg.firm() {
+		return
+	}
 	// A form the read-only model proved (git branch, not git branch x)
 	// runs none of the hooks its other forms do.
 	c.inv.ReadOnly = seg.Risk == Safe
@@ -47,9 +55,6 @@ func (a *analyzer) repoConfig(seg *Segment, name string, words []word) {
 	if c.problem != "" {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s: cannot prove what the repository's configuration makes git run (%s)", label, c.problem), Rule: "repo-config-unproven", Effect: EffectUnseen})
 		return
-	}
-	if c.inv.Sub == "config" {
-		a.gitConfigWrite(seg, c.inv.Args)
 	}
 	env := a.getenv
 	if env == nil {

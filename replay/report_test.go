@@ -62,14 +62,12 @@ func TestTally(t *testing.T) {
 	require.Len(t, r.Dangerous.Examples, 1)
 	assert.Equal(t, "rm -rf ~", r.Dangerous.Examples[0].Command)
 
-	// go test ** spares four of codex's questions alone (the one with
-	// go vet also needs go vet's entry; git status needs none); npm
-	// test ** two of claude's; each with what it lets run.
+	// go test's options reach other programs (-exec, -toolexec), so no
+	// wildcard is proposed for it: the exact command spares three of
+	// codex's questions; each suggestion says what it lets run.
 	require.GreaterOrEqual(t, len(r.Suggestions), 3)
-	assert.Equal(t, Suggestion{Agent: "codex", Pattern: "go test **", Removes: 4, Helps: 5, Scope: "wildcard",
-		Effects: []string{policy.EffectRuns}, Example: "go test ./...", Allow: "execgate --agent codex allow 'go test **'"}, r.Suggestions[0])
-	assert.Equal(t, "npm test **", r.Suggestions[1].Pattern)
-	assert.Equal(t, 2, r.Suggestions[1].Removes)
+	assert.Equal(t, Suggestion{Agent: "codex", Pattern: "go test ./... $", Removes: 3, Helps: 4, Scope: "exact",
+		Effects: []string{policy.EffectRuns}, Example: "go test ./...", Allow: "execgate --agent codex allow 'go test ./... $'"}, r.Suggestions[0])
 	for _, s := range r.Suggestions {
 		assert.NotEqual(t, "rm -rf ~", s.Pattern)
 	}

@@ -70,7 +70,9 @@ func TestReplayJSONL(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[5]), &sixth))
 	assert.Equal(t, "git status", first.Command)
 	assert.Equal(t, "claude-code", first.Agent)
-	assert.Equal(t, "allow", first.Decision)
+	// The recorded directory is gone: what git's configuration there
+	// would run cannot be proven, so it asks.
+	assert.Equal(t, "ask", first.Decision)
 	assert.Equal(t, "/tmp/execgate-replay-fixture/work", first.Cwd)
 	assert.Equal(t, "rm -rf ~/precious", sixth.Command)
 	assert.Equal(t, "ask", sixth.Decision)
