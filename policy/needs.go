@@ -31,6 +31,10 @@ type Needs struct {
 	Network bool `json:"network,omitempty"`
 	// Credentials: it reads or sends secrets.
 	Credentials bool `json:"credentials,omitempty"`
+	// Daemon: it is a client of a local daemon reached over a Unix
+	// socket (docker, systemctl), which the sandbox closes: confined, it
+	// could only fail.
+	Daemon bool `json:"daemon,omitempty"`
 	// Beyond lists why the command needs more than the boundary, one
 	// reason each (the analysis' own words); empty when it fits.
 	Beyond []string `json:"beyond,omitempty"`
@@ -82,6 +86,32 @@ var ruleNeeds = table[needKind]{
 	{"writes-file", needWrite},            // inside the workspace, or scratch
 }
 
+// daemonClients are programs whose work is done by a local daemon they
+// reach over a Unix socket: the sandbox refuses socket(AF_UNIX), so they
+// need more than the boundary. Sorted; the value names the daemon.
+var daemonClients = table[string]{
+	{"busctl", "D-Bus"},                 // https://www.freedesktop.org/software/systemd/man/latest/busctl.html
+	{"crictl", "the container runtime"}, // https://github.com/kubernetes-sigs/cri-tools: /run/containerd/containerd.sock
+	{"ctr", "containerd"},               // https://github.com/containerd/containerd: /run/containerd/containerd.sock
+	{"docker", "Docker"},                // https://docs.docker.com/engine/daemon/: /var/run/docker.sock
+	{"docker-compose", "Docker"},        // the same socket
+	{"gpg-connect-agent", "gpg-agent"},  // https://www.gnupg.org/documentation/manuals/gnupg/gpg_002dconnect_002dagent.html
+	{"hostnamectl", "systemd (D-Bus)"},  // systemd's tools ask their daemons over D-Bus
+	{"incus", "Incus"},                  // /var/lib/incus/unix.socket
+	{"localectl", "systemd (D-Bus)"},    //
+	{"loginctl", "systemd (D-Bus)"},     //
+	{"lxc", "LXD"},                      // /var/snap/lxd/common/lxd/unix.socket
+	{"nerdctl", "containerd"},           // https://github.com/containerd/nerdctl
+	{"podman", "Podman"},                // its socket, and rootless storage, live outside the workspace
+	{"snap", "snapd"},                   // /run/snapd.socket
+	{"ssh-add", "ssh-agent"},            // $SSH_AUTH_SOCK
+	{"supervisorctl", "supervisord"},    // unix:///tmp/supervisor.sock by default
+	{"systemctl", "systemd (D-Bus)"},    // https://www.freedesktop.org/software/systemd/man/latest/systemctl.html
+	{"timedatectl", "systemd (D-Bus)"},  //
+	{"tmux", "the tmux server"},         // /tmp/tmux-UID/default
+	{"virsh", "libvirt"},                // /var/run/libvirt/libvirt-sock
+}
+
 // effectNeed is the need behind an effect that no rule above names.
 func effectNeed(effect string) needKind {
 	switch effect {
@@ -109,6 +139,12 @@ func NeedsOf(res Result, cwd, home string) Needs {
 	for _, seg := range res.Segments {
 		if seg.Denylist != "" {
 			n.Beyond = append(n.Beyond, "your denylist names it: "+seg.Denylist)
+		}
+		if len(seg.Argv) > 0 {
+			if d, ok := daemonClients.lookup(path.Base(seg.Argv[0])); ok {
+				n.Daemon = true
+				n.Beyond = append(n.Beyond, "talks to "+d+" through a Unix socket, which the sandbox closes")
+			}
 		}
 		for _, r := range seg.Reasons {
 			kind := needBeyond
@@ -233,5 +269,29 @@ func (n Needs) Summary() string {
 	if n.Credentials {
 		parts = append(parts, "credentials")
 	}
+	if n.Daemon {
+		parts = append(parts, "a local daemon's socket")
+	}
 	return strings.Join(parts, "; ")
+}
+
+// PlumbingDirs are the directories where agent keeps the shell snapshots
+// its envelope sources: a confined payload must still be able to read them
+// (and the agent's own start-up command to write them), or the agent's
+// plumbing breaks before the payload runs. Each is the fixed part of a
+// trusted source glob; a glob without one grants nothing.
+func (t Trust) PlumbingDirs(agent string) []string {
+	var out []string
+	for _, pattern := range t.sources[agent] {
+		fixed := pattern
+		if i := strings.IndexAny(pattern, "*?[{\\"); i >= 0 {
+			fixed = pattern[:i]
+		}
+		dir := path.Dir(fixed + "x")
+		if !path.IsAbs(dir) || dir == "/" || dir == t.home || dir == path.Dir(t.home) {
+			continue // too broad to be the agent's own
+		}
+		out = append(out, dir)
+	}
+	return sortedSet(out)
 }

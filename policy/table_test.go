@@ -90,6 +90,8 @@ func TestStaticTablesSorted(t *testing.T) {
 		"defaultTrustedSources": tableKeys(defaultTrustedSources), "claudeEnvHookOrder": tableKeys(claudeEnvHookOrder),
 		// paths (issue 22)
 		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
+		// the kernel sandbox (issue 24)
+		"ruleNeeds": tableKeys(ruleNeeds), "daemonClients": tableKeys(daemonClients),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
