@@ -67,6 +67,12 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	if !s.sandboxStatus().Supported() {
 		return nil
 	}
+	if s.envelope != nil && s.envelope.Shell != "" && isExecgate(s.envelope.Shell) {
+		// The envelope execs this shim again with the payload: that shim
+		// judges the payload and confines it; the envelope itself is the
+		// agent's plumbing, recognised by its exact shape.
+		return nil
+	}
 	for _, why := range n.Beyond {
 		if !networkOnly(n, why) {
 			return nil
@@ -85,6 +91,11 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 			g.Write = append(g.Write, dirs...)
 		}
 	}
+	// execgate's own program and configuration (req.Protected): a shell
+	// the command starts may be this shim again (the agent's PATH leads to
+	// it), which must run, read its policy and judge what it is given. It
+	// cannot write either.
+	g.Read = append(g.Read, req.Protected...)
 	caches := toolchains(s.getenv, req.Home)
 	g.Read = append(g.Read, caches.read...)
 	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
@@ -104,6 +115,13 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		}
 	}
 	if s.envelope != nil {
+		// The agent's own plumbing: its snapshots are read by the
+		// envelope, and written by its start-up command.
+		dirs := s.trust.PlumbingDirs(s.envelope.Agent)
+		g.Read = append(g.Read, dirs...)
+		if s.envelope.Harness != "" {
+			g.Write = append(g.Write, dirs...)
+		}
 		g.Read = append(g.Read, envelopePaths(s.program, s.envelope.Payload, true)...)
 		g.Write = append(g.Write, envelopePaths(s.program, s.envelope.Payload, false)...)
 	}
