@@ -668,6 +668,9 @@ func wordsText(words []word) string {
 func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt, f frame, piped bool) bool {
 	args := words[1:]
 	cflag, sflag := false, false
+	// login and interactive: the shell reads its start-up files, which
+	// the label keeps (bash -lc) for what a confined run may read.
+	login, interactive := false, false
 	i := 0
 	for ; i < len(args); i++ {
 		w := args[i]
@@ -675,6 +678,8 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 			break
 		}
 		t := w.text
+		login = login || t == "--login" || len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t[1:], 'l')
+		interactive = interactive || len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsRune(t[1:], 'i')
 		if t == "--" || t == "-" {
 			i++
 			break
@@ -698,6 +703,14 @@ func (a *analyzer) shell(seg *Segment, name string, words []word, s *syntax.Stmt
 		}
 	}
 	label := name + " -c"
+	switch {
+	case login && interactive:
+		label = name + " -lic"
+	case login:
+		label = name + " -lc"
+	case interactive:
+		label = name + " -ic"
+	}
 	if cflag {
 		if i >= len(args) {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s -c is missing its script", name), Rule: "missing-payload", Coverable: true})

@@ -31,10 +31,13 @@ type Needs struct {
 	Network bool `json:"network,omitempty"`
 	// Credentials: it reads or sends secrets.
 	Credentials bool `json:"credentials,omitempty"`
-	// Daemon: it is a client of a local daemon reached over a Unix
-	// socket (docker, systemctl), which the sandbox closes: confined, it
-	// could only fail.
-	Daemon bool `json:"daemon,omitempty"`
+	// Host: it needs a service or state of the host outside the
+	// boundary (a daemon's Unix socket, the system journal): confined,
+	// it could only fail.
+	Host bool `json:"host,omitempty"`
+	// Repository: it runs git, which writes the repository's own files
+	// even when it only reads (git status refreshes the index).
+	Repository bool `json:"repository,omitempty"`
 	// Beyond lists why the command needs more than the boundary, one
 	// reason each (the analysis' own words); empty when it fits.
 	Beyond []string `json:"beyond,omitempty"`
@@ -86,30 +89,94 @@ var ruleNeeds = table[needKind]{
 	{"writes-file", needWrite},            // inside the workspace, or scratch
 }
 
-// daemonClients are programs whose work is done by a local daemon they
-// reach over a Unix socket: the sandbox refuses socket(AF_UNIX), so they
-// need more than the boundary. Sorted; the value names the daemon.
-var daemonClients = table[string]{
-	{"busctl", "D-Bus"},                 // https://www.freedesktop.org/software/systemd/man/latest/busctl.html
-	{"crictl", "the container runtime"}, // https://github.com/kubernetes-sigs/cri-tools: /run/containerd/containerd.sock
-	{"ctr", "containerd"},               // https://github.com/containerd/containerd: /run/containerd/containerd.sock
-	{"docker", "Docker"},                // https://docs.docker.com/engine/daemon/: /var/run/docker.sock
-	{"docker-compose", "Docker"},        // the same socket
-	{"gpg-connect-agent", "gpg-agent"},  // https://www.gnupg.org/documentation/manuals/gnupg/gpg_002dconnect_002dagent.html
-	{"hostnamectl", "systemd (D-Bus)"},  // systemd's tools ask their daemons over D-Bus
-	{"incus", "Incus"},                  // /var/lib/incus/unix.socket
-	{"localectl", "systemd (D-Bus)"},    //
-	{"loginctl", "systemd (D-Bus)"},     //
-	{"lxc", "LXD"},                      // /var/snap/lxd/common/lxd/unix.socket
-	{"nerdctl", "containerd"},           // https://github.com/containerd/nerdctl
-	{"podman", "Podman"},                // its socket, and rootless storage, live outside the workspace
-	{"snap", "snapd"},                   // /run/snapd.socket
-	{"ssh-add", "ssh-agent"},            // $SSH_AUTH_SOCK
-	{"supervisorctl", "supervisord"},    // unix:///tmp/supervisor.sock by default
-	{"systemctl", "systemd (D-Bus)"},    // https://www.freedesktop.org/software/systemd/man/latest/systemctl.html
-	{"timedatectl", "systemd (D-Bus)"},  //
-	{"tmux", "the tmux server"},         // /tmp/tmux-UID/default
-	{"virsh", "libvirt"},                // /var/run/libvirt/libvirt-sock
+// hostServices are programs whose work is done by something of the host
+// outside the boundary: a daemon reached over a Unix socket (the sandbox
+// refuses socket(AF_UNIX)), or the system's own state they read or
+// update. Confined, they could only fail, so they need more than the
+// boundary. Sorted; the value says what they need, completing "needs …".
+var hostServices = table[string]{
+	{"busctl", "D-Bus's socket"},                     // https://www.freedesktop.org/software/systemd/man/latest/busctl.html
+	{"crictl", "the container runtime's socket"},     // https://github.com/kubernetes-sigs/cri-tools: /run/containerd/containerd.sock
+	{"ctr", "containerd's socket"},                   // https://github.com/containerd/containerd: /run/containerd/containerd.sock
+	{"docker", "the Docker daemon's socket"},         // https://docs.docker.com/engine/daemon/: /var/run/docker.sock
+	{"docker-compose", "the Docker daemon's socket"}, // the same socket
+	{"gpg-connect-agent", "gpg-agent's socket"},
+	{"helm", "its cluster, over the network (~/.kube/config)"},        // https://www.gnupg.org/documentation/manuals/gnupg/gpg_002dconnect_002dagent.html
+	{"hostnamectl", "systemd's D-Bus socket"},                         // systemd's tools ask their daemons over D-Bus
+	{"incus", "Incus's socket"},                                       // /var/lib/incus/unix.socket
+	{"journalctl", "the system journal (/var/log/journal, /run/log)"}, // https://www.freedesktop.org/software/systemd/man/latest/journalctl.html
+	{"kubectl", "its cluster, over the network (~/.kube/config)"},
+	{"localectl", "systemd's D-Bus socket"},                    //
+	{"loginctl", "systemd's D-Bus socket"},                     //
+	{"lxc", "LXD's socket"},                                    // /var/snap/lxd/common/lxd/unix.socket
+	{"man", "the system's manual page cache (/var/cache/man)"}, // man-db formats into and reads from its cache
+	{"nerdctl", "containerd's socket"},                         // https://github.com/containerd/nerdctl
+	{"podman", "Podman's socket and storage"},                  // rootless: $XDG_RUNTIME_DIR/podman, ~/.local/share/containers
+	{"snap", "snapd's socket"},                                 // /run/snapd.socket
+	{"ssh-add", "ssh-agent's socket"},                          // $SSH_AUTH_SOCK
+	{"supervisorctl", "supervisord's socket"},                  // unix:///tmp/supervisor.sock by default
+	{"systemctl", "systemd's D-Bus socket"},                    // https://www.freedesktop.org/software/systemd/man/latest/systemctl.html
+	{"timedatectl", "systemd's D-Bus socket"},                  //
+	{"tmux", "the tmux server's socket"},                       // /tmp/tmux-UID/default
+	{"virsh", "libvirt's socket"},                              // /var/run/libvirt/libvirt-sock
+}
+
+// startupFiles are the files in home a shell that argv starts reads
+// before its command: zsh's .zshenv always, a login shell's profile, an
+// interactive one's rc file. Granted for reading, so that `bash -lc ls`
+// confined runs as it would unconfined.
+func startupFiles(argv []string, home string) []string {
+	shell := path.Base(argv[0])
+	if home == "" || (shell != "bash" && shell != "sh" && shell != "zsh") {
+		return nil
+	}
+	var login, interactive bool
+	for _, a := range argv[1:] {
+		switch {
+		case a == "--login":
+			login = true
+		case a == "-c" || a == "--" || !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--"):
+		default:
+			login = login || strings.ContainsRune(a, 'l')
+			interactive = interactive || strings.ContainsRune(a, 'i')
+		}
+		if a == "-c" || (!strings.HasPrefix(a, "-") && a != "") {
+			break
+		}
+	}
+	var names []string
+	switch shell {
+	case "zsh":
+		names = append(names, ".zshenv")
+		if login {
+			names = append(names, ".zprofile", ".zlogin", ".zlogout")
+		}
+		if interactive {
+			names = append(names, ".zshrc")
+		}
+	case "bash":
+		if login {
+			names = append(names, ".bash_profile", ".bash_login", ".profile", ".bash_logout")
+		}
+		if interactive {
+			names = append(names, ".bashrc")
+		}
+	case "sh":
+		if login {
+			names = append(names, ".profile")
+		}
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, path.Join(home, n))
+	}
+	return out
+}
+
+// printsOnly reports whether argv only asks a program its version or
+// help, which it prints without reaching its service.
+func printsOnly(argv []string) bool {
+	return len(argv) == 2 && (argv[1] == "--version" || argv[1] == "--help")
 }
 
 // effectNeed is the need behind an effect that no rule above names.
@@ -141,9 +208,24 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			n.Beyond = append(n.Beyond, "your denylist names it: "+seg.Denylist)
 		}
 		if len(seg.Argv) > 0 {
-			if d, ok := daemonClients.lookup(path.Base(seg.Argv[0])); ok {
-				n.Daemon = true
-				n.Beyond = append(n.Beyond, "talks to "+d+" through a Unix socket, which the sandbox closes")
+			name := path.Base(seg.Argv[0])
+			if what, ok := hostServices.lookup(name); ok {
+				n.Host = true
+				n.Beyond = append(n.Beyond, name+" needs "+what+", outside the sandbox")
+			}
+			if name == "git" {
+				n.Repository = true
+			}
+			n.Read = append(n.Read, startupFiles(seg.Argv, home)...)
+			for _, w := range seg.Wrappers {
+				// A nested shell (bash -lc '…') reads its own.
+				n.Read = append(n.Read, startupFiles(strings.Fields(w), home)...)
+			}
+			if seg.networkQuery && !printsOnly(seg.Argv) {
+				// A read-only query of the program's own service (gh
+				// pr list, kubectl get): safe, and over the network.
+				n.Network = true
+				n.Beyond = append(n.Beyond, name+" queries its service over the network")
 			}
 		}
 		for _, r := range seg.Reasons {
@@ -269,8 +351,8 @@ func (n Needs) Summary() string {
 	if n.Credentials {
 		parts = append(parts, "credentials")
 	}
-	if n.Daemon {
-		parts = append(parts, "a local daemon's socket")
+	if n.Host {
+		parts = append(parts, "the host's services")
 	}
 	return strings.Join(parts, "; ")
 }

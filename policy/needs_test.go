@@ -9,7 +9,7 @@ import (
 )
 
 // TestNeedsOf: what a command needs, in the sandbox's terms, follows
-// from what the analysis found; a client of a local daemon needs more
+// from what the analysis found; a client of a local host needs more
 // than the boundary (its socket is closed inside), so it never runs
 // confined in place of asking.
 func TestNeedsOf(t *testing.T) {
@@ -18,30 +18,52 @@ func TestNeedsOf(t *testing.T) {
 	cases := []struct {
 		command            string
 		within, write, run bool
-		daemon             bool
+		host               bool
 	}{
 		{command: "ls -la", within: true},
 		{command: "python3 repro.py", within: true, write: true, run: true},
 		{command: "echo hi > out.txt", within: true, write: true},
-		{command: "docker ps", daemon: true},
-		{command: "docker build -t x .", run: true, write: true, daemon: true},
-		{command: "/usr/bin/docker compose up", run: true, write: true, daemon: true},
-		{command: "sudo systemctl restart nginx", daemon: true},
-		{command: "tmux new -d 'make'", run: true, write: true, daemon: true},
+		{command: "docker ps", host: true},
+		{command: "docker build -t x .", run: true, write: true, host: true},
+		{command: "/usr/bin/docker compose up", run: true, write: true, host: true},
+		{command: "sudo systemctl restart nginx", host: true},
+		{command: "tmux new -d 'make'", run: true, write: true, host: true},
 		{command: "curl https://example.com", run: false},
+		{command: "journalctl -u nginx", host: true},
+		{command: "gh pr list"},
+		{command: "gh --version", within: true},
 	}
 	for _, c := range cases {
 		res := e.Evaluate(Request{Command: c.command, Cwd: testWorkspace, Home: testHome, Policy: pol})
 		n := NeedsOf(res, testWorkspace, testHome)
 		assert.Equal(t, c.within, n.Within(), "%q: %+v", c.command, n)
-		assert.Equal(t, c.daemon, n.Daemon, "%q: %+v", c.command, n)
+		assert.Equal(t, c.host, n.Host, "%q: %+v", c.command, n)
 		if c.within {
 			assert.Equal(t, c.write, n.WriteWorkspace, "%q: %+v", c.command, n)
 			assert.Equal(t, c.run, n.RunCode, "%q: %+v", c.command, n)
 		}
-		if c.daemon {
-			assert.Contains(t, n.Summary(), "daemon", c.command)
+		if c.host {
+			assert.Contains(t, n.Summary(), "the host's services", c.command)
 			assert.False(t, CanConfine(pol, res, n, true), "%q would run confined, where it can only fail", c.command)
 		}
+	}
+}
+
+// TestNeedsStartupFiles: a shell the command starts reads its start-up
+// files from the home before the command: a confined run may read those,
+// and only those.
+func TestNeedsStartupFiles(t *testing.T) {
+	e := testEngine(t)
+	for command, want := range map[string][]string{
+		"bash -lc 'ls'":        {testHome + "/.bash_login", testHome + "/.bash_logout", testHome + "/.bash_profile", testHome + "/.profile"},
+		"bash -c 'ls'":         nil,
+		"zsh -c 'ls'":          {testHome + "/.zshenv"},
+		"sh -l -c 'ls'":        {testHome + "/.profile"},
+		"bash -ic 'ls'":        {testHome + "/.bashrc"},
+		"git status && ls -la": nil,
+	} {
+		res := e.Evaluate(Request{Command: command, Cwd: testWorkspace, Home: testHome})
+		n := NeedsOf(res, testWorkspace, testHome)
+		assert.Equal(t, want, n.Read, "%q: wrappers %q argv %q", command, res.Segments[0].Wrappers, res.Segments[0].Argv)
 	}
 }

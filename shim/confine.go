@@ -83,12 +83,23 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		Workspace: ws, WriteWorkspace: n.WriteWorkspace, RunCode: n.RunCode,
 		Network: n.Network, Read: n.Read,
 	}
-	if dirs := gitDirs(ws); len(dirs) > 0 {
+	dirs := gitDirs(ws)
+	if len(dirs) > 0 {
 		// A worktree's or submodule's repository lives elsewhere (a .git
 		// file says where): it is the workspace's own.
 		g.Read = append(g.Read, dirs...)
 		if n.WriteWorkspace {
 			g.Write = append(g.Write, dirs...)
+		}
+	}
+	if n.Repository && !n.WriteWorkspace && ws != "" {
+		// git writes its repository even to read it (status refreshes
+		// the index, and takes index.lock): the repository, not the
+		// work tree, is writable. What it may change there that runs
+		// code later (hooks, config) is checked after the run.
+		g.Write = append(g.Write, dirs...)
+		if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
+			g.Write = append(g.Write, filepath.Join(ws, ".git"))
 		}
 	}
 	// execgate's own program and configuration (req.Protected): a shell

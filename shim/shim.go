@@ -337,7 +337,6 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		engine = false
 		res.Decision = policy.Allow
 	}
-	res.Reasons = append(res.Reasons, confinementLine(res, grants, confined, s.sandboxStatus()))
 	if engine {
 		if why := s.engineUnsupported(); len(why) > 0 {
 			// Refused rather than run with another meaning: a person may
@@ -351,6 +350,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 			res.Reasons = append([]string{"each command is judged as it runs (interp engine)"}, res.Reasons...)
 		}
 	}
+	// Last: the reasons that make it ask come first in a refusal's line.
+	res.Reasons = append(res.Reasons, confinementLine(res, grants, confined, s.sandboxStatus()))
 	s.ev.Command, s.ev.Source, s.ev.Via = s.judged(), s.source, s.via
 	if s.envelope != nil {
 		s.ev.Envelope = s.program
