@@ -20,10 +20,15 @@ type confinementJSON struct {
 	Sandbox string `json:"sandbox,omitempty"`
 }
 
+// probeSandbox says whether this machine can confine (sandbox.Probe).
+// Tests pin it, so that what check and replay print is the same on every
+// machine, and force the machine without a sandbox.
+var probeSandbox = sandbox.Probe
+
 // confinementOf decides, as the shim does, whether res runs confined.
 // A confined command is allowed: check's decision says so.
 func confinementOf(c *checker, res *policy.Result, getenv func(string) string) confinementJSON {
-	st := sandbox.Probe(getenv)
+	st := probeSandbox(getenv)
 	n := policy.NeedsOf(*res, c.base.Cwd, c.base.Home)
 	out := confinementJSON{Needs: n, Sandbox: st.Reason}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {

@@ -21,6 +21,7 @@ var updateGolden = flag.Bool("update", false, "rewrite golden files")
 func checkEnv(t *testing.T) {
 	t.Helper()
 	cfgEnv(t)
+	pinSandbox(t, true)
 	t.Setenv("HOME", "/home/agent")
 	t.Setenv("NO_COLOR", "1")
 }

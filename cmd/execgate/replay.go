@@ -14,7 +14,6 @@ import (
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/replay"
-	"github.com/execgate/execgate/sandbox"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -129,7 +128,7 @@ func newReplayJudge(ctx context.Context, g *globals) (*replay.Judge, error) {
 	home := g.getenv("HOME")
 	own := policy.OwnFiles(path)
 	return &replay.Judge{
-		Confine: sandbox.Probe(g.getenv).Supported(),
+		Confine: probeSandbox(g.getenv).Supported(),
 		Engine:  engine,
 		Trust:   policy.NewTrust(cfg, home, g.getenv),
 		Agent: func(transcript string) string {

@@ -21,6 +21,7 @@ import (
 func replayEnv(t *testing.T) {
 	t.Helper()
 	cfgEnv(t)
+	pinSandbox(t, true)
 	t.Setenv("HOME", "/home/agent")
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
@@ -55,6 +56,26 @@ func TestReplayGolden(t *testing.T) {
 	assert.EqualValues(t, 1, report["schema"])
 }
 
+// TestReplayUnconfined: on a machine that cannot confine, nothing is
+// counted as confined: what would have run confined asks.
+func TestReplayUnconfined(t *testing.T) {
+	replayEnv(t)
+	pinSandbox(t, false)
+	fixtureAbsent(t)
+	code, out, stderr := replayRun(t, "--jsonl", "../../testdata/replay/captured/claude")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 8)
+	for _, line := range lines {
+		var c replayCommandJSON
+		require.NoError(t, json.Unmarshal([]byte(line), &c))
+		assert.NotEqual(t, "confined", c.Decision, c.Command)
+	}
+	var first replayCommandJSON
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	assert.Equal(t, "ask", first.Decision)
+}
+
 // TestReplayJSONL: one object per command, in order, with where it was
 // read and what would have become of it.
 func TestReplayJSONL(t *testing.T) {
@@ -70,8 +91,9 @@ func TestReplayJSONL(t *testing.T) {
 	assert.Equal(t, "git status", first.Command)
 	assert.Equal(t, "claude-code", first.Agent)
 	// The recorded directory is gone: what git's configuration there
-	// would run cannot be proven, so it asks.
-	assert.Equal(t, "ask", first.Decision)
+	// would run cannot be proven, so it runs confined (asks where the
+	// machine cannot confine: see TestReplayUnconfined).
+	assert.Equal(t, "confined", first.Decision)
 	assert.Equal(t, "/tmp/execgate-replay-fixture/work", first.Cwd)
 	assert.Equal(t, "rm -rf ~/precious", sixth.Command)
 	assert.Equal(t, "ask", sixth.Decision)
