@@ -140,9 +140,17 @@ func TestShimTamperedEnvelopes(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			o := runOutcome(t, e.command(ctx, e.shim("bash"), argv...), "")
-			denyLine(t, o, "execgate: denied: ")
-			assert.DirExists(t, victim)
 			ev := lastDecision(t, e)
+			if ev.DecidedBy == shim.ByConfined {
+				// Judged whole, its only unproven effects lie inside the
+				// sandbox: it ran confined, and the kernel kept the
+				// victim (outside the workspace) whole.
+				assert.NotEmpty(t, ev.Confined)
+				assert.NotContains(t, o.stderr, "execgate: denied")
+			} else {
+				denyLine(t, o, "execgate: denied: ")
+			}
+			assert.DirExists(t, victim)
 			program := argv[2]
 			assert.Equal(t, program, ev.Command, "the whole program is judged")
 			assert.Empty(t, ev.Envelope)
@@ -156,6 +164,7 @@ func TestShimTamperedEnvelopes(t *testing.T) {
 // the envelope's pieces.
 func TestHubEnvelopeShowsPayload(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
+	w.unconfined() // the payload only touches the workspace: confined, it would not ask
 	home := envValue(w.env, "HOME")
 	tmp := t.TempDir()
 	snap := filepath.Join(home, ".claude", "shell-snapshots", "snapshot-bash-1-a.sh")
@@ -223,13 +232,15 @@ func TestShimEnvelopeNoTerminalPrompt(t *testing.T) {
 	realBash(t)
 	e, home, tmp := envelopeEnv(t, "")
 	v := readEnvelopeVectors(t)
-	argv := vectors.Fill(v.Shapes[0].Argv, home, tmp, "mkdir made-here && echo made", false)
+	// Outside the workspace: a command inside it would run confined, unasked.
+	made := filepath.Join(home, "made-here")
+	argv := vectors.Fill(v.Shapes[0].Argv, home, tmp, "mkdir "+made+" && echo made", false)
 	o, screen := ptyRun(t, e, "", argv...)
 	denyLine(t, o, "execgate: denied: ")
 	assert.Contains(t, o.stderr, "nobody to ask")
 	assert.NotContains(t, screen, "[d]eny?")
 	assert.NotContains(t, screen, "shell-snapshots", "the envelope is not shown")
-	assert.NoDirExists(t, filepath.Join(e.work, "made-here"))
+	assert.NoDirExists(t, made)
 }
 
 // TestShimCodexEnvelopeIntoShim: when Codex's snapshot envelope execs the

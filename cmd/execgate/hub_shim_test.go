@@ -181,13 +181,19 @@ func wait(t *testing.T, done <-chan outcome) outcome {
 
 const marker = "ran.marker"
 
-// asking is a command that needs approval and leaves a file when it runs.
+// asking is a command that needs approval and leaves a file when it runs:
+// the file is outside the workspace, so no sandbox would let it run
+// unasked (a command that only touches the workspace runs confined).
 func asking(w *hubWorld) string {
-	return "touch " + filepath.Join(w.work, marker) + " && rm -f ./nothing-here && echo done"
+	return "touch " + w.markerPath() + " && rm -f ./nothing-here && echo done"
 }
 
+// markerPath is in the home directory, not in the workspace (a file in a
+// temporary directory would be a scratch file the sandbox grants).
+func (w *hubWorld) markerPath() string { return filepath.Join(envValue(w.env, "HOME"), marker) }
+
 func (w *hubWorld) ran() bool {
-	_, err := os.Stat(filepath.Join(w.work, marker))
+	_, err := os.Stat(w.markerPath())
 	return err == nil
 }
 
@@ -200,7 +206,7 @@ func TestHubApproveOnceAndDeny(t *testing.T) {
 		ran      bool
 	}{{hub.AllowOnce, 0, true}, {hub.Deny, 126, false}} {
 		t.Run(tt.decision, func(t *testing.T) {
-			os.Remove(filepath.Join(w.work, marker))
+			os.Remove(w.markerPath())
 			_, done := w.runShim(t, asking(w))
 			req := a.next(t, hub.EventRequested)
 			assert.Equal(t, asking(w), req.Command)
@@ -229,6 +235,7 @@ func TestHubApproveOnceAndDeny(t *testing.T) {
 // decided, once or always, and what was saved.
 func TestHubAllowAlwaysPersists(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
+	w.unconfined() // rm in the workspace would run confined, unasked
 	a := w.approver(t)
 	_, done := w.runShim(t, "rm -f ./a-file")
 	req := a.next(t, hub.EventRequested)
@@ -265,6 +272,7 @@ func TestHubAllowAlwaysChosenScope(t *testing.T) {
 	// --separate-git-dir reach other directories: it gets none).
 	out, err := exec.Command("git", "init", "-q", w.work).CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	w.unconfined() // writing .git only, it would run confined, unasked
 	a := w.approver(t)
 	_, done := w.runShim(t, "git pack-refs --all")
 	req := a.next(t, hub.EventRequested)
@@ -493,7 +501,7 @@ func TestHubWaitingLineOnTerminal(t *testing.T) {
 			defer ptmx.Close()
 			var screen syncBuffer
 			go io.Copy(&screen, ptmx)
-			cmd := w.command(t.Context(), w.shim("bash"), "bash", "-c", "rm -f ./nothing-here")
+			cmd := w.command(t.Context(), w.shim("bash"), "bash", "-c", asking(w))
 			if agent {
 				cmd.Env = append(cmd.Env, "CLAUDECODE=1")
 			}

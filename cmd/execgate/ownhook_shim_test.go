@@ -85,10 +85,10 @@ func TestShimAgentHubRefusedFailsClosed(t *testing.T) {
 	e := newShimEnv(t, `{"version":1,"socket":{"path":"`+socket+`"},"defaults":{"askFallback":"full"}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir d9")
+	cmd := e.command(ctx, e.shim("bash"), "bash", "-c", "mkdir ~/d9") // more than any sandbox grants
 	cmd.Env = append(cmd.Env, "CLAUDECODE=1")
 	o := runOutcome(t, cmd, "")
 	denyLine(t, o, "execgate: denied: ")
 	assert.Contains(t, o.stderr, "asking failed")
-	assert.NoDirExists(t, filepath.Join(e.work, "d9"))
+	assert.NoDirExists(t, filepath.Join(e.home(), "d9"))
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/sandbox"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -137,6 +138,15 @@ func newShimEnv(t testing.TB, config string) *shimEnv {
 }
 
 func (e *shimEnv) shim(name string) string { return filepath.Join(e.dir, "shims", name) }
+
+// unconfined makes e a machine that cannot confine (EXECGATE_SANDBOX=off),
+// as one without Landlock: a command that only touches the workspace asks
+// there, for the tests of what approving such a command does and saves.
+func (e *shimEnv) unconfined() { e.env = append(e.env, "EXECGATE_SANDBOX=off") }
+
+// home is e's home directory: a command that writes there needs more
+// than any sandbox grants, so it asks wherever it runs.
+func (e *shimEnv) home() string { return envValue(e.env, "HOME") }
 
 // command prepares path run with argv (argv[0] included), detached from any
 // terminal so that the prompt is unavailable.
@@ -378,19 +388,24 @@ func TestShimDeniesWholeProgram(t *testing.T) {
 // by policy, denied by policy, and each askFallback.
 func TestShimPolicyOutcomes(t *testing.T) {
 	realBash(t)
+	confinable := sandbox.Probe(nil).Supported()
 	tests := []struct {
 		name, config, command string
 		runs                  bool
 		stderrPrefix          string
 	}{
-		{"safe auto-allowed", "", "echo ran > out", false, ""}, // redirect makes it need review
+		// A redirection makes it need review: where the kernel can confine,
+		// it runs confined (it writes the workspace only); else it asks.
+		{"workspace write", "", "echo ran > out", confinable, ""},
+		{"workspace write, ask always", `{"version":1,"defaults":{"ask":"always"}}`, "echo ran > out", false, ""},
 		{"safe read-only", "", "ls", true, ""},
 		{"security deny", `{"version":1,"defaults":{"security":"deny"}}`, "ls", false, "execgate: denied: security=deny"},
 		{"denylist", `{"version":1,"agents":{"*":{"denylist":[{"pattern":"ls **"}]}}}`, "ls", false, `execgate: denied: matches denylist pattern "ls **"`},
-		{"ask off", `{"version":1,"defaults":{"ask":"off"}}`, "mkdir d", false, "execgate: denied: "},
-		{"fallback full", `{"version":1,"defaults":{"askFallback":"full"}}`, "mkdir d", true, ""},
+		// A directory in the home: more than any sandbox grants.
+		{"ask off", `{"version":1,"defaults":{"ask":"off"}}`, "mkdir ~/d", false, "execgate: denied: "},
+		{"fallback full", `{"version":1,"defaults":{"askFallback":"full"}}`, "mkdir ~/d", true, ""},
 		{"fallback allowlist covered", `{"version":1,"defaults":{"ask":"always","askFallback":"allowlist"},"agents":{"test-agent":{"allowlist":[{"pattern":"mkdir **"}]}}}`, "mkdir d", true, ""},
-		{"fallback allowlist not covered", `{"version":1,"defaults":{"askFallback":"allowlist"}}`, "mkdir d", false, "execgate: denied: "},
+		{"fallback allowlist not covered", `{"version":1,"defaults":{"askFallback":"allowlist"}}`, "mkdir ~/d", false, "execgate: denied: "},
 		{"allowlisted", `{"version":1,"agents":{"test-agent":{"allowlist":[{"pattern":"mkdir **"}]}}}`, "mkdir d", true, ""},
 		{"corrupt config refuses", `{"version":1,"defaults":{"security":"full"`, "mkdir d", false, "execgate: config "},
 	}
@@ -411,6 +426,8 @@ func TestShimPolicyOutcomes(t *testing.T) {
 				assert.Equal(t, 126, o.status)
 			}
 			assert.NoDirExists(t, filepath.Join(e.work, "d"))
+			assert.NoDirExists(t, filepath.Join(e.home(), "d"))
+			assert.NoFileExists(t, filepath.Join(e.work, "out"))
 		})
 	}
 }
@@ -648,6 +665,7 @@ func TestShimPrompt(t *testing.T) {
 	realBash(t)
 	t.Run("allow once", func(t *testing.T) {
 		e := newShimEnv(t, "")
+		e.unconfined() // workspace commands that ask: a machine without Landlock
 		o, screen := ptyRun(t, e, "o", "bash", "-c", "mkdir d1 && echo made")
 		assert.Equal(t, outcome{stdout: "made\n", status: 0}, o)
 		assert.Contains(t, screen, "mkdir d1 && echo made")
@@ -662,6 +680,7 @@ func TestShimPrompt(t *testing.T) {
 	})
 	t.Run("allow always", func(t *testing.T) {
 		e := newShimEnv(t, "")
+		e.unconfined() // workspace commands that ask: a machine without Landlock
 		o, _ := ptyRun(t, e, "a", "bash", "-c", "mkdir -p d2 && touch f1")
 		require.Equal(t, 0, o.status, o.stderr)
 		cfg, _, _, err := config.Load(e.config)
@@ -692,6 +711,7 @@ func TestShimPrompt(t *testing.T) {
 	})
 	t.Run("allow always with a chosen scope", func(t *testing.T) {
 		e := newShimEnv(t, "")
+		e.unconfined() // workspace commands that ask: a machine without Landlock
 		// See TestHubAllowAlwaysChosenScope for why git pack-refs.
 		out, err := exec.Command("git", "init", "-q", e.work).CombinedOutput()
 		require.NoError(t, err, "%s", out)
@@ -710,6 +730,7 @@ func TestShimPrompt(t *testing.T) {
 	for _, key := range []string{"d", "\x03", "\x1b"} {
 		t.Run("deny "+strconv.Quote(key), func(t *testing.T) {
 			e := newShimEnv(t, "")
+			e.unconfined() // workspace commands that ask: a machine without Landlock
 			o, _ := ptyRun(t, e, key, "bash", "-c", "mkdir d4")
 			denyLine(t, o, "execgate: denied: refused by the user")
 			assert.NoDirExists(t, filepath.Join(e.work, "d4"))
@@ -717,12 +738,14 @@ func TestShimPrompt(t *testing.T) {
 	}
 	t.Run("timeout", func(t *testing.T) {
 		e := newShimEnv(t, `{"version":1,"defaults":{"timeoutMs":300}}`)
+		e.unconfined() // workspace commands that ask: a machine without Landlock
 		o, _ := ptyRun(t, e, "", "bash", "-c", "mkdir d5")
 		denyLine(t, o, "execgate: denied: approval timed out after 0.3s (askFallback=deny) — to approve it, run `execgate approve` in another terminal and run it again; or allow it ahead: execgate --agent test-agent allow 'mkdir d5 $'\n")
 		assert.NoDirExists(t, filepath.Join(e.work, "d5"))
 	})
 	t.Run("timeout fallback full", func(t *testing.T) {
 		e := newShimEnv(t, `{"version":1,"defaults":{"timeoutMs":300,"askFallback":"full"}}`)
+		e.unconfined() // workspace commands that ask: a machine without Landlock
 		o, _ := ptyRun(t, e, "", "bash", "-c", "mkdir d6")
 		assert.Equal(t, 0, o.status, o.stderr)
 		assert.DirExists(t, filepath.Join(e.work, "d6"))
@@ -745,12 +768,12 @@ func TestShimNoPromptOnAgentTerminal(t *testing.T) {
 				return strings.HasPrefix(v, "EXECGATE_AGENT=")
 			}), kv)
 			start := time.Now()
-			o, screen := ptyRun(t, e, "", "bash", "-c", "mkdir d7")
+			o, screen := ptyRun(t, e, "", "bash", "-c", "mkdir ~/d7")
 			denyLine(t, o, "execgate: denied: ")
 			assert.Contains(t, o.stderr, "nobody to ask; askFallback=deny")
 			assert.NotContains(t, screen, "[d]eny?")
 			assert.Less(t, time.Since(start), 30*time.Second, "waited for a prompt nobody sees")
-			assert.NoDirExists(t, filepath.Join(e.work, "d7"))
+			assert.NoDirExists(t, filepath.Join(e.home(), "d7"))
 		})
 	}
 }
@@ -818,7 +841,8 @@ func TestShimEnvOverride(t *testing.T) {
 	realBash(t)
 	e := newShimEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "full"}}`)
 	run := func(env ...string) outcome {
-		cmd := e.command(t.Context(), e.shim("bash"), "bash", "-c", "echo ran; rm -rf ./nothing-here")
+		// A directory in the home: more than any sandbox grants, so it asks.
+		cmd := e.command(t.Context(), e.shim("bash"), "bash", "-c", "echo ran; mkdir ~/nothing-here")
 		cmd.Env = append(cmd.Env, env...)
 		return runOutcome(t, cmd, "")
 	}

@@ -206,11 +206,19 @@ func TestZshShimClaudeCode(t *testing.T) {
 func TestZshShimPlusS(t *testing.T) {
 	zsh := realZsh(t)
 	e := newShimEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny", "autoAllowSafe": true}}`)
-	require.NoError(t, os.WriteFile(filepath.Join(e.work, "evil.zsh"), []byte("touch pwned\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "evil.zsh"), []byte("touch ~/pwned\n"), 0o600))
 	for _, argv := range [][]string{{"zsh", "+s", "evil.zsh"}, {"zsh", "-s", "+s", "evil.zsh"}} {
 		o := runZsh(t, e, "echo hi\n", argv...)
-		assert.Equal(t, shim.ExitDenied, o.status, "%q: stdout %q stderr %q", argv, o.stdout, o.stderr)
-		assert.NoFileExists(t, filepath.Join(e.work, "pwned"), "%q", argv)
+		// The file is what is judged: a script nobody read asks, or,
+		// where the kernel can confine, runs confined, where it cannot
+		// write the home.
+		if ev := lastDecision(t, e); ev.DecidedBy == shim.ByConfined {
+			assert.NotEmpty(t, ev.Confined, "%q", argv)
+			assert.Contains(t, ev.Command, "evil.zsh", "%q", argv)
+		} else {
+			assert.Equal(t, shim.ExitDenied, o.status, "%q: stdout %q stderr %q", argv, o.stdout, o.stderr)
+		}
+		assert.NoFileExists(t, filepath.Join(e.home(), "pwned"), "%q", argv)
 	}
 
 	// The real zsh does run the file, not stdin.
