@@ -14,22 +14,27 @@ import (
 
 func probe() Status {
 	abi, err := ll.LandlockGetABIVersion()
+	_, seccompErr := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+	// Already under a filter (a container's, PR_GET_SECCOMP answers 2) is
+	// fine: ours stacks on it. Strict mode would have killed us.
+	return statusOf(abi, err, seccompErr)
+}
+
+// statusOf is what the kernel's answers mean: confinement needs
+// Landlock at MinABI or later and seccomp; anything else says why not,
+// and then nothing runs confined (the commands ask).
+func statusOf(abi int, err, seccompErr error) Status {
 	switch {
 	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
-		return Status{Reason: "this kernel has no Landlock (it needs Linux 6.7 or later with Landlock enabled: lsm=landlock)"}
+		return Status{Reason: "this kernel has no Landlock (it needs Linux 6.12 or later with Landlock enabled: lsm=landlock)"}
 	case err != nil:
 		// A container's seccomp profile that forbids Landlock's system
 		// calls answers EPERM.
 		return Status{Reason: fmt.Sprintf("Landlock cannot be used here: %v (a container that forbids it?)", err)}
 	case abi < MinABI:
 		return Status{ABI: abi, Reason: fmt.Sprintf("this kernel's Landlock ABI is %d; confining needs %d (Linux 6.12 or later)", abi, MinABI)}
-	}
-	if v, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
-		return Status{ABI: abi, Reason: fmt.Sprintf("seccomp is not available: %v", err)}
-	} else if v == 2 {
-		// Already under a filter (a container's): ours stacks on it,
-		// which is fine; strict mode (1) would have killed us.
-		_ = v
+	case seccompErr != nil:
+		return Status{ABI: abi, Reason: fmt.Sprintf("seccomp is not available: %v", seccompErr)}
 	}
 	return Status{ABI: abi}
 }

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"golang.org/x/sys/unix"
 )
 
 // world is a throwaway home with canary secrets and start-up files, a
@@ -290,4 +293,40 @@ func TestGrantsAreExact(t *testing.T) {
 	if o := w.run(t, Grants{Workspace: w.ws, Write: []string{out}}, `echo y > "$HOME/out/f"`); o.status != 0 {
 		t.Fatalf("write a granted directory: %+v", o)
 	}
+}
+
+// TestStatusFailsClosed: every way the kernel can lack what confinement
+// needs gives a reason, and a reason is no support; only Landlock at
+// MinABI or later with seccomp confines. Prepare on such a machine
+// refuses, so that nothing decided as confined runs without it.
+func TestStatusFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		abi        int
+		err, secce error
+		supported  bool
+		reason     string
+	}{
+		{"no Landlock syscall", 0, unix.ENOSYS, nil, false, "no Landlock"},
+		{"Landlock disabled", 0, unix.EOPNOTSUPP, nil, false, "no Landlock"},
+		{"forbidden by a container", 0, unix.EPERM, nil, false, "cannot be used here"},
+		{"ABI 4 (Linux 6.7)", 4, nil, nil, false, "ABI is 4"},
+		{"ABI 5", 5, nil, nil, false, "ABI is 5"},
+		{"no seccomp", 7, nil, unix.EINVAL, false, "seccomp is not available"},
+		{"ABI 6", 6, nil, nil, true, ""},
+		{"ABI 7", 7, nil, nil, true, ""},
+	} {
+		st := statusOf(tc.abi, tc.err, tc.secce)
+		assert.Equal(t, tc.supported, st.Supported(), tc.name)
+		if tc.reason != "" {
+			assert.Contains(t, st.Reason, tc.reason, tc.name)
+		}
+	}
+	off := Probe(func(k string) string {
+		if k == OffEnv {
+			return "off"
+		}
+		return ""
+	})
+	assert.False(t, off.Supported())
 }
