@@ -173,6 +173,11 @@ func startupFiles(argv []string, home string) []string {
 	return out
 }
 
+// treeMakers are programs whose write target may be a directory, a link
+// or a tree rather than a plain file: a scratch target of theirs outside
+// the workspace cannot be granted as the file the shim makes first.
+var treeMakers = nameSet{"cp", "git", "install", "ln", "mkdir", "mkfifo", "mknod", "mv", "rsync", "tar", "unzip", "wget"}
+
 // printsOnly reports whether argv only asks a program its version or
 // help, which it prints without reaching its service.
 func printsOnly(argv []string) bool {
@@ -255,9 +260,17 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			}
 		}
 		for _, w := range seg.Writes {
-			if !inside(w, cwd) {
-				n.Write = append(n.Write, w)
+			if inside(w, cwd) {
+				continue
 			}
+			if len(seg.Argv) > 0 && treeMakers.has(path.Base(seg.Argv[0])) {
+				// The sandbox grants a path outside the workspace as a
+				// file made in advance; this program may make a
+				// directory, a link or a tree there instead.
+				n.Beyond = append(n.Beyond, path.Base(seg.Argv[0])+" writes "+w+" outside the workspace, which the sandbox can grant only as a plain file")
+				continue
+			}
+			n.Write = append(n.Write, w)
 		}
 		n.Read = append(n.Read, pathWords(seg, cwd, home)...)
 	}

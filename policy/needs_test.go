@@ -32,6 +32,9 @@ func TestNeedsOf(t *testing.T) {
 		{command: "journalctl -u nginx", host: true},
 		{command: "gh pr list"},
 		{command: "gh --version", within: true},
+		{command: "echo hi > /tmp/scratch.txt", within: true, write: true},
+		{command: "mkdir /tmp/newdir"},
+		{command: "cp -r src /tmp/copy"},
 	}
 	for _, c := range cases {
 		res := e.Evaluate(Request{Command: c.command, Cwd: testWorkspace, Home: testHome, Policy: pol})

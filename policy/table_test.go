@@ -78,6 +78,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		// paths (issue 22)
 		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
 		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
+		"treeMakers": treeMakers, // the kernel sandbox (issue 24)
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
