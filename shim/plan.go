@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"fmt"
+	"os"
 	"syscall"
 
 	"github.com/execgate/execgate/internal/denial"
@@ -67,6 +68,12 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
 		}
 		defer p.Close()
+		if writesCode(pl) && len(s.planted) == 0 {
+			// What the code files are before it may change them (see
+			// planted.go); after an unacknowledged change, the record
+			// stays the one before it.
+			s.rememberCode(pl.grants.Workspace)
+		}
 		pl.run.Confine = p
 		pl.run.Env = pl.grants.Environ(environOr(pl.run.Env, s.o.Environ))
 		if pl.way == wayDirect {
@@ -78,17 +85,34 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 	case wayEngine:
 		status, sig := s.runEngine(ctx, pl.run, req, configPath, pl.approved, pl.bashOK)
 		<-touched
-		return s.boundaryHint(pl, status), sig
+		return s.afterRun(pl, req, status), sig
 	case wayDirect:
 		status, sig := s.runDirect(ctx, pl.run, pl.direct, pl.passthrough, touched)
-		return s.boundaryHint(pl, status), sig
+		return s.afterRun(pl, req, status), sig
 	case wayShellExec:
 		<-touched
 		return s.execOrRun(ctx, pl.run, false)
 	}
 	status, sig := s.runShell(ctx, pl.run, nil)
 	<-touched
-	return s.boundaryHint(pl, status), sig
+	return s.afterRun(pl, req, status), sig
+}
+
+// afterRun is what follows a run that returns here: the hint at a
+// boundary hit, and, after an unconfined run (a person's or the policy's
+// choice, not the sandbox's), the record of the workspace's code files
+// brought up to date, so that what it changed there is not taken for
+// code planted by a confined command.
+func (s *session) afterRun(pl plan, req policy.Request, status int) int {
+	if pl.grants == nil && len(s.planted) == 0 && s.sandboxStatus().Supported() {
+		ws := s.sandboxWorkspace(req.Cwd)
+		if path, err := s.snapshotPath(ws); ws != "" && err == nil {
+			if _, err := os.Stat(path); err == nil {
+				s.rememberCode(ws)
+			}
+		}
+	}
+	return s.boundaryHint(pl, status)
 }
 
 // environOr is env, or this process's environment when env is nil (as

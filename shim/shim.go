@@ -131,6 +131,10 @@ type session struct {
 	// sawRefusal is set when the captured end of a finished command's
 	// output tells of a refused permission (see boundaryHint).
 	sawRefusal bool
+	// planted lists the code files of the workspace that changed since a
+	// confined command ran there (see planted.go): until a person
+	// approves a command, nothing runs confined.
+	planted []string
 }
 
 func newSession(o Options) *session {
@@ -326,6 +330,14 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// How it would run, if allowed: decided before anyone is asked, so
 	// that an approval grants what the person was shown.
 	needs := s.needsOf(req, res)
+	if s.sandboxStatus().Supported() {
+		if s.planted = s.plantedSince(s.sandboxWorkspace(cwd)); len(s.planted) > 0 {
+			why := plantedReason(s.planted)
+			needs.Beyond = append(needs.Beyond, why)
+			res.Reasons = append([]string{why}, res.Reasons...)
+			s.warnf("%s", why)
+		}
+	}
 	confined := inspected && policy.CanConfine(req.Policy, res, needs, s.sandboxStatus().Supported())
 	var grants *sandbox.Grants
 	if inspected {
@@ -373,6 +385,17 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		return ExitDenied, 0
 	}
 	v.stamp(&s.ev)
+	switch {
+	case len(s.planted) > 0 && (v.by == ByTTY || v.by == ByHub):
+		// A person was shown what changed and approved: what is there
+		// now is theirs.
+		s.rememberCode(s.sandboxWorkspace(cwd))
+		s.planted = nil
+	case len(s.planted) > 0:
+		// Allowed without a person (a safe command, the policy): one
+		// line says it, as a refusal's line would have.
+		fmt.Fprintln(s.o.Stderr, "execgate: "+plantedReason(s.planted))
+	}
 	s.ev.Allowlisted = v.added
 	s.ev.Decision = string(policy.Allow)
 	if confined {

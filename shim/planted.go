@@ -1,0 +1,224 @@
+package shim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/execgate/execgate/internal/state"
+)
+
+// Code planted by a confined command. Landlock grants whole trees: a
+// workspace granted for writing includes the files that make code run
+// later, outside any sandbox — git's hooks and configuration (run by the
+// user's own git), direnv's .envrc (run by the user's shell on cd). The
+// kernel cannot exclude them, so the shim watches them instead: before a
+// confined command that may write them runs, it records their identity;
+// every later command in that workspace compares. A change since then
+// means the command (or something it left running) may have planted code:
+// the shim says so on one line and in the audit log, and nothing runs
+// confined there — every command asks — until a person approves one, having
+// been shown what changed. Comparing at the next command, rather than
+// right after the run, also catches a daemon the command left behind.
+
+// maxHashed is the size up to which a watched file's content is hashed;
+// a larger one is known by size, times and inode.
+const maxHashed = 64 << 10
+
+// fileID is what identifies a watched file's content cheaply.
+type fileID struct {
+	Mode  uint32 `json:"mode"`
+	Size  int64  `json:"size"`
+	Mtime int64  `json:"mtime"`
+	Ctime int64  `json:"ctime"`
+	Ino   uint64 `json:"ino"`
+	Sum   string `json:"sum,omitempty"`
+}
+
+// codeSnapshot is the identity of every watched file, by path; a path
+// absent from it did not exist.
+type codeSnapshot struct {
+	Workspace string            `json:"workspace"`
+	Files     map[string]fileID `json:"files"`
+}
+
+// watchedFiles lists the files of ws that run code outside the sandbox
+// later: .envrc, and in each of its git directories (gitDirs outside it,
+// .git inside) the configuration and every hook that is not a sample.
+func watchedFiles(ws string) []string {
+	if ws == "" {
+		return nil
+	}
+	out := []string{filepath.Join(ws, ".envrc")}
+	dirs := gitDirs(ws)
+	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
+		dirs = append(dirs, filepath.Join(ws, ".git"))
+	}
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
+		entries, _ := os.ReadDir(filepath.Join(d, "hooks"))
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".sample") {
+				out = append(out, filepath.Join(d, "hooks", e.Name()))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// snapshotCode identifies the watched files of ws as they are now.
+func snapshotCode(ws string) codeSnapshot {
+	snap := codeSnapshot{Workspace: ws, Files: map[string]fileID{}}
+	for _, p := range watchedFiles(ws) {
+		if id, ok := identify(p); ok {
+			snap.Files[p] = id
+		}
+	}
+	return snap
+}
+
+// identify returns p's identity, without following a final link (a link
+// planted in place of a hook is a change too); false when p is missing.
+func identify(p string) (fileID, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return fileID{}, false
+	}
+	id := fileID{Mode: st.Mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size <= maxHashed {
+		if f, err := state.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
+			h := sha256.New()
+			_, err := io.Copy(h, io.LimitReader(f, maxHashed+1))
+			f.Close()
+			if err == nil {
+				id.Sum = hex.EncodeToString(h.Sum(nil))
+			}
+		}
+	}
+	return id, true
+}
+
+// changedSince lists, relative to ws, the watched files that differ from
+// snap: changed, made or removed.
+func (snap codeSnapshot) changedSince(now codeSnapshot) []string {
+	var out []string
+	for p, id := range now.Files {
+		if old, ok := snap.Files[p]; !ok || old != id {
+			out = append(out, p)
+		}
+	}
+	for p := range snap.Files {
+		if _, ok := now.Files[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	for i, p := range out {
+		if rel, err := filepath.Rel(snap.Workspace, p); err == nil && !strings.HasPrefix(rel, "..") {
+			out[i] = rel
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// snapshotPath is where the snapshot of ws is kept, in the state
+// directory.
+func (s *session) snapshotPath(ws string) (string, error) {
+	sum := sha256.Sum256([]byte(ws))
+	return state.Path(s.getenv, "confined", hex.EncodeToString(sum[:8])+".json")
+}
+
+// plantedSince reports the watched files of ws that changed since the
+// last confined command that could write them; nil when none did, or none
+// ran here.
+func (s *session) plantedSince(ws string) []string {
+	if ws == "" {
+		return nil
+	}
+	path, err := s.snapshotPath(ws)
+	if err != nil {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil // no confined command wrote here
+	}
+	var old codeSnapshot
+	if err := json.Unmarshal(b, &old); err != nil || old.Workspace != ws {
+		// Unreadable: it cannot vouch for anything, so it counts as a
+		// change of everything watched.
+		return []string{"(the record of " + ws + "'s code files is unreadable: " + path + ")"}
+	}
+	return old.changedSince(snapshotCode(ws))
+}
+
+// rememberCode records the watched files of ws as they are now, replacing
+// the record (written whole, then renamed into place).
+func (s *session) rememberCode(ws string) {
+	path, err := s.snapshotPath(ws)
+	if err != nil {
+		s.warnf("record code files: %v", err)
+		return
+	}
+	b, err := json.Marshal(snapshotCode(ws))
+	if err != nil {
+		s.warnf("record code files: %v", err)
+		return
+	}
+	if err := state.MkdirPrivate(filepath.Dir(path)); err != nil {
+		s.warnf("record code files: %v", err)
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".snap-*")
+	if err != nil {
+		s.warnf("record code files: %v", err)
+		return
+	}
+	_, werr := io.Copy(tmp, bytes.NewReader(b))
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		s.warnf("record code files: write %s failed", tmp.Name())
+		return
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		s.warnf("record code files: %v", err)
+	}
+}
+
+// plantedReason is the reason a command asks after planted code was seen.
+func plantedReason(changed []string) string {
+	shown := changed
+	if len(shown) > 3 {
+		shown = append(slices.Clip(shown[:3]), fmt.Sprintf("and %d more", len(changed)-3))
+	}
+	return "code that runs outside the sandbox changed since a confined command ran here (" + strings.Join(shown, ", ") +
+		"): nothing runs confined here until a person approves a command, having looked at it"
+}
+
+// writesCode reports whether a confined run with these grants can change
+// the watched files of ws: it writes the workspace, or the repository.
+func writesCode(pl plan) bool {
+	if pl.grants == nil || pl.grants.Workspace == "" {
+		return false
+	}
+	if pl.grants.WriteWorkspace {
+		return true
+	}
+	for _, w := range pl.grants.Write {
+		if filepath.Base(w) == ".git" || strings.Contains(w, "/.git/") || strings.HasSuffix(w, ".git") {
+			return true
+		}
+	}
+	return false
+}
