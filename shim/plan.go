@@ -61,6 +61,15 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 	if pl.way == wayDirect && pl.direct.builtin {
 		pl.grants = nil // true, false and ':' run nothing: nothing to confine
 	}
+	if pl.grants != nil && pl.way == wayEngine && pl.grants.TempDir == "" {
+		// The engine makes its process substitutions' FIFOs in TMPDIR,
+		// which the commands it runs confined must reach.
+		if dir, err := privateTemp(pl.grants.Workspace, req.Home); err == nil {
+			g := *pl.grants
+			g.TempDir = dir
+			pl.grants = &g
+		}
+	}
 	if pl.grants != nil {
 		p, err := sandbox.Prepare(*pl.grants)
 		if err != nil {

@@ -107,12 +107,22 @@ func identify(p string) (fileID, bool) {
 	return id, true
 }
 
+// same reports whether id is the content id names: by hash and mode when
+// both were hashed (a file rewritten with the same bytes, its times and
+// inode new, is the same code), else by every field.
+func (id fileID) same(now fileID) bool {
+	if id.Sum != "" && now.Sum != "" {
+		return id.Sum == now.Sum && id.Mode == now.Mode
+	}
+	return id == now
+}
+
 // changedSince lists, relative to ws, the watched files that differ from
 // snap: changed, made or removed.
 func (snap codeSnapshot) changedSince(now codeSnapshot) []string {
 	var out []string
 	for p, id := range now.Files {
-		if old, ok := snap.Files[p]; !ok || old != id {
+		if old, ok := snap.Files[p]; !ok || !old.same(id) {
 			out = append(out, p)
 		}
 	}
