@@ -826,9 +826,10 @@ func TestShimExecgateSh(t *testing.T) {
 	bin := filepath.Join(e.dir, "execgate")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	o := runOutcome(t, e.command(ctx, bin, "execgate", "sh", "-c", "mkdir d && echo $0"), "")
+	// A directory in the home: more than any sandbox grants, so it asks.
+	o := runOutcome(t, e.command(ctx, bin, "execgate", "sh", "-c", "mkdir ~/d && echo $0"), "")
 	denyLine(t, o, "execgate: denied: ")
-	o = runOutcome(t, e.command(ctx, bin, "execgate", "--config", full, "--agent=other", "sh", "-c", "mkdir d && echo $0"), "")
+	o = runOutcome(t, e.command(ctx, bin, "execgate", "--config", full, "--agent=other", "sh", "-c", "mkdir ~/d && echo $0"), "")
 	assert.Equal(t, outcome{stdout: "bash\n"}, o)
 	evs := e.readAudit()
 	require.NotEmpty(t, evs)
