@@ -561,8 +561,9 @@ func (p *parser) parseAgents(v any) map[string]AgentConfig {
 			agents[name] = AgentConfig{PolicyFields: strictestFields()}
 			continue
 		}
-		a := AgentConfig{PolicyFields: p.parseLevel(path, am, append(slices.Clone(listKeys), "output"))}
+		a := AgentConfig{PolicyFields: p.parseLevel(path, am, append(slices.Clone(listKeys), "output", "sandbox"))}
 		a.Output = p.parseOutput(path+".output", am["output"])
+		a.Sandbox = p.parseSandbox(path+".sandbox", am["sandbox"])
 		a.Allowlist = p.parseList(name, path+".allowlist", am["allowlist"], false)
 		a.Denylist = p.parseList(name, path+".denylist", am["denylist"], true)
 		agents[name] = a

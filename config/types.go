@@ -103,6 +103,9 @@ type AgentConfig struct {
 	Allowlist []pattern.Entry `json:"allowlist,omitempty"`
 	Denylist  []pattern.Entry `json:"denylist,omitempty"`
 	Output    OutputConfig    `json:"output,omitzero"`
+	// Sandbox widens the kernel sandbox for the agent's confined commands
+	// (see sandbox_config.go).
+	Sandbox SandboxConfig `json:"sandbox,omitzero"`
 }
 
 // SocketConfig locates the hub and holds the shared secret.

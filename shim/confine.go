@@ -110,7 +110,11 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	caches := toolchains(s.getenv, req.Home)
 	g.Read = append(g.Read, caches.read...)
 	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
+	// The agent's configuration adds to the boundary (config.SandboxConfig):
+	// reading always, writing for a command that writes.
+	g.Read = append(g.Read, s.extra.Read...)
 	if n.WriteWorkspace || n.RunCode {
+		g.Write = append(g.Write, s.extra.Write...)
 		// A command that runs code builds, caches and keeps scratch
 		// files; a read-only one needs none of that.
 		g.Caches = caches.write

@@ -223,3 +223,46 @@ os.chmod(p, 0o755)
 		w.approve = false
 	}
 }
+
+// The agent's sandbox setting widens the boundary for its confined
+// commands: a directory outside the workspace becomes writable to a
+// command that writes — and only that directory, and only for that agent.
+func TestConfiguredSandboxPaths(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	w := newConfinedWorld(t)
+	extra := filepath.Join(filepath.Dir(w.home), "m2")
+	other := filepath.Join(filepath.Dir(w.home), "other")
+	require.NoError(t, os.MkdirAll(extra, 0o700))
+	require.NoError(t, os.MkdirAll(other, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "cache.py"), []byte(`import sys
+for d in sys.argv[1:]:
+    try:
+        open(d + "/built.jar", "w").write("x")
+        print("wrote", d)
+    except OSError as e:
+        print("refused:", e.strerror)
+`), 0o600))
+	run := func() string {
+		t.Helper()
+		status, out, errOut := w.run(t, "python3 cache.py "+extra+" "+other)
+		require.Equal(t, 0, status, errOut)
+		require.Equal(t, 0, w.asked)
+		return out
+	}
+	assert.Equal(t, "refused: Permission denied\nrefused: Permission denied\n", run())
+
+	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	write := func(agent string) {
+		require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
+			[]byte(`{"version": 1, "agents": {"`+agent+`": {"sandbox": {"write": ["`+extra+`", "~/.ssh"]}}}}`), 0o600))
+	}
+	write("someone-else")
+	assert.Equal(t, "refused: Permission denied\nrefused: Permission denied\n", run())
+	write("test")
+	assert.Equal(t, "wrote "+extra+"\nrefused: Permission denied\n", run())
+	_, err := os.Stat(filepath.Join(w.home, ".ssh", "built.jar"))
+	assert.True(t, os.IsNotExist(err))
+}

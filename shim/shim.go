@@ -131,6 +131,8 @@ type session struct {
 	// sawRefusal is set when the captured end of a finished command's
 	// output tells of a refused permission (see boundaryHint).
 	sawRefusal bool
+	// extra is the agent's addition to the sandbox (agents.NAME.sandbox).
+	extra config.SandboxConfig
 	// planted lists the code files of the workspace that changed since a
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
@@ -298,6 +300,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		s.warnf("current directory: %v", err)
 	}
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
+	s.extra = cfg.SandboxFor(agent, s.getenv("HOME"))
 	req.Dialect, req.Getenv = s.dialect, s.getenv
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	var hubRefused error

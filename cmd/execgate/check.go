@@ -72,6 +72,8 @@ type checker struct {
 	// refusal is set when the configuration exists but cannot be used:
 	// every command is denied with this line, as the shim would.
 	refusal string
+	// extra is the agent's addition to the sandbox (agents.NAME.sandbox).
+	extra config.SandboxConfig
 }
 
 // newChecker loads the configuration and the rules. A configuration that
@@ -111,7 +113,8 @@ func newChecker(g *globals, cwd string) (*checker, error) {
 		fmt.Fprintf(g.stderr, "execgate: %s\n", n)
 	}
 	return &checker{engine: engine, base: base,
-		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv), refusal: refusal}, nil
+		trust: policy.NewTrust(cfg, g.getenv("HOME"), g.getenv), refusal: refusal,
+		extra: cfg.SandboxFor(agent, g.getenv("HOME"))}, nil
 }
 
 func (c *checker) evaluate(command string) policy.Result {

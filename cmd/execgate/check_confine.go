@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
@@ -18,6 +19,10 @@ type confinementJSON struct {
 	Needs policy.Needs `json:"needs"`
 	// Sandbox is "" where this machine can confine, else why not.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Extra is what the agent's configuration adds to the boundary
+	// (agents.NAME.sandbox): more to read, and, for a command that
+	// writes, more to write.
+	Extra config.SandboxConfig `json:"extra,omitzero"`
 }
 
 // probeSandbox says whether this machine can confine (sandbox.Probe).
@@ -30,7 +35,7 @@ var probeSandbox = sandbox.Probe
 func confinementOf(c *checker, res *policy.Result, getenv func(string) string) confinementJSON {
 	st := probeSandbox(getenv)
 	n := policy.NeedsOf(*res, c.base.Cwd, c.base.Home)
-	out := confinementJSON{Needs: n, Sandbox: st.Reason}
+	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
 		out.Confined = true
 		res.Decision = policy.Allow
@@ -51,5 +56,15 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 		fmt.Fprintf(w, "needs more than the sandbox: %s\n", cj.Needs.Beyond[0])
 	default:
 		fmt.Fprintf(w, "runs confined (%s)\n", cj.Needs.Summary())
+	}
+	if cj.Sandbox == "" && (len(cj.Extra.Read) > 0 || len(cj.Extra.Write) > 0) {
+		var also []string
+		if len(cj.Extra.Read) > 0 {
+			also = append(also, "reads "+strings.Join(cj.Extra.Read, ", "))
+		}
+		if len(cj.Extra.Write) > 0 {
+			also = append(also, "writes "+strings.Join(cj.Extra.Write, ", ")+" (when it writes)")
+		}
+		fmt.Fprintf(w, "the agent's sandbox setting adds: %s\n", strings.Join(also, "; "))
 	}
 }

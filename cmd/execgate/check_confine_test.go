@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,4 +72,28 @@ func TestCheckConfinement(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCheckShowsSandboxSetting: check says what the agent's sandbox
+// setting adds, in text and JSON, expanded against the home.
+func TestCheckShowsSandboxSetting(t *testing.T) {
+	checkEnv(t)
+	cfg := filepath.Join(t.TempDir(), "exec-approvals.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"version": 1, "agents": {"test": {"sandbox": {"read": ["~/.m2"], "write": ["/srv/out"]}}}}`), 0o600))
+	check := func(args ...string) string {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"execgate", "--config", cfg, "--agent", "test", "check", "--cwd", "/home/agent/project"}, args...), strings.NewReader(""), &out, &errb)
+		require.Equal(t, 0, code, errb.String())
+		assert.Empty(t, errb.String())
+		return out.String()
+	}
+	assert.Contains(t, check("--", "python3 repro.py"), "the agent's sandbox setting adds: reads /home/agent/.m2; writes /srv/out (when it writes)\n")
+	var v struct {
+		Confinement struct {
+			Extra struct{ Read, Write []string } `json:"extra"`
+		} `json:"confinement"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(check("--json", "--", "python3 repro.py")), &v))
+	assert.Equal(t, []string{"/home/agent/.m2"}, v.Confinement.Extra.Read)
+	assert.Equal(t, []string{"/srv/out"}, v.Confinement.Extra.Write)
 }
