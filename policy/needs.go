@@ -178,6 +178,28 @@ func startupFiles(argv []string, home string) []string {
 // the workspace cannot be granted as the file the shim makes first.
 var treeMakers = nameSet{"cp", "git", "install", "ln", "mkdir", "mkfifo", "mknod", "mv", "rsync", "tar", "unzip", "wget"}
 
+// unmodelled reports whether seg runs a program nobody modelled (its
+// effects on the paths it names are unknown).
+func unmodelled(seg *Segment) bool {
+	for _, r := range seg.Reasons {
+		if r.Rule == "not-read-only" {
+			return len(seg.Argv) > 0
+		}
+	}
+	return false
+}
+
+// systemPlace reports whether p is among the system's files, which a
+// confined command reads and never writes: naming one asks nothing.
+func systemPlace(p string) bool {
+	for _, d := range []string{"/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/nix", "/opt", "/proc", "/sbin", "/snap", "/sys", "/usr"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // printsOnly reports whether argv only asks a program its version or
 // help, which it prints without reaching its service.
 func printsOnly(argv []string) bool {
@@ -272,7 +294,18 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			}
 			n.Write = append(n.Write, w)
 		}
-		n.Read = append(n.Read, pathWords(seg, cwd, home)...)
+		words := pathWords(seg, cwd, home)
+		if unmodelled(seg) {
+			// A program nobody modelled may write what it names: the
+			// sandbox would let it only read a path outside the
+			// workspace, so it would fail there. It asks instead.
+			for _, w := range words {
+				if !systemPlace(w) {
+					n.Beyond = append(n.Beyond, path.Base(seg.Argv[0])+" names "+w+", outside the workspace, which it may write: the sandbox would let it only read it")
+				}
+			}
+		}
+		n.Read = append(n.Read, words...)
 	}
 	n.Read, n.Write = sortedSet(n.Read), sortedSet(n.Write)
 	return n

@@ -34,6 +34,10 @@ func TestNeedsOf(t *testing.T) {
 		{command: "gh --version", within: true},
 		{command: "echo hi > /tmp/scratch.txt", within: true, write: true},
 		{command: "mkdir /tmp/newdir"},
+		{command: "rm -f ~/notes.txt"},
+		{command: "rm -f notes.txt", within: true, write: true, run: true},
+		{command: "frobnicate /usr/share/dict/words", within: true, write: true, run: true},
+		{command: "frobnicate ../elsewhere/data"},
 		{command: "cp -r src /tmp/copy"},
 	}
 	for _, c := range cases {
