@@ -238,7 +238,12 @@ func checkLinesUpTo(c *checker, in io.Reader, out, errOut io.Writer, max int) er
 			}
 			continue
 		}
-		if err := enc.Encode(toJSON(c.evaluate(command))); err != nil {
+		// As for one command: how the shim would run it, confined or not.
+		res := c.evaluate(command)
+		cj := confinementOf(c, &res, c.base.Getenv)
+		o := toJSON(res)
+		o.Confinement = &cj
+		if err := enc.Encode(o); err != nil {
 			return err
 		}
 	}

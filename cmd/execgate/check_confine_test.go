@@ -97,3 +97,29 @@ func TestCheckShowsSandboxSetting(t *testing.T) {
 	assert.Equal(t, []string{"/home/agent/.m2"}, v.Confinement.Extra.Read)
 	assert.Equal(t, []string{"/srv/out"}, v.Confinement.Extra.Write)
 }
+
+// TestCheckJSONLConfinement: --jsonl answers each line as check answers
+// one command — confined where the shim would confine it.
+func TestCheckJSONLConfinement(t *testing.T) {
+	checkEnv(t)
+	for _, can := range []bool{true, false} {
+		pinSandbox(t, can)
+		code, out, errOut := checkRun(t, "\"python3 repro.py\"\n\"curl https://example.com\"\n", "--jsonl")
+		require.Equal(t, 0, code, errOut)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(t, lines, 2)
+		var v [2]struct {
+			Decision    string `json:"decision"`
+			Confinement struct {
+				Confined bool `json:"confined"`
+			} `json:"confinement"`
+		}
+		for i := range lines {
+			require.NoError(t, json.Unmarshal([]byte(lines[i]), &v[i]))
+		}
+		assert.Equal(t, can, v[0].Confinement.Confined)
+		assert.Equal(t, map[bool]string{true: "allow", false: "ask"}[can], v[0].Decision)
+		assert.False(t, v[1].Confinement.Confined)
+		assert.Equal(t, "ask", v[1].Decision)
+	}
+}
