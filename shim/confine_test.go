@@ -197,6 +197,10 @@ os.chmod(p, 0o755)
 	assert.Equal(t, "plant.py\n", out)
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 	assert.Contains(t, errOut, "code that runs outside the sandbox changed")
+	audit, err = os.ReadFile(filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "audit.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(audit)), "\n")
+	assert.Contains(t, lines[len(lines)-1], `"confined":"reads the workspace`, "still inside the sandbox")
 
 	// A person approves, shown what changed: confinement resumes.
 	w.approve = true

@@ -335,13 +335,14 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	needs := s.needsOf(req, res)
 	if s.sandboxStatus().Supported() {
 		if s.planted = s.plantedSince(s.sandboxWorkspace(cwd)); len(s.planted) > 0 {
+			// Nothing runs confined in place of asking; what runs still
+			// runs inside the sandbox its needs call for.
 			why := plantedReason(s.planted)
-			needs.Beyond = append(needs.Beyond, why)
 			res.Reasons = append([]string{why}, res.Reasons...)
 			s.warnf("%s", why)
 		}
 	}
-	confined := inspected && policy.CanConfine(req.Policy, res, needs, s.sandboxStatus().Supported())
+	confined := inspected && len(s.planted) == 0 && policy.CanConfine(req.Policy, res, needs, s.sandboxStatus().Supported())
 	var grants *sandbox.Grants
 	if inspected {
 		grants = s.grantsFor(req, needs)
