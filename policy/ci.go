@@ -185,7 +185,7 @@ func (a *analyzer) ciOutput(seg *Segment, name string, words []word) {
 	}
 	switch {
 	case name == "echo" || name == "printf":
-		text, known := printedText(name, words[1:])
+		text, known := printedText(name, a.literalWords(seg, words[1:]))
 		if !known {
 			flag(fmt.Sprintf("%s prints text only known at run time in CI, where a line can be a workflow command that changes later steps", name))
 		} else if c := workflowCommand(text); c != "" {
@@ -290,9 +290,9 @@ func (a *analyzer) ciInput(seg *Segment, r *syntax.Redirect, target word) {
 		if r.Hdoc == nil {
 			return
 		}
-		text = evalWord(r.Hdoc)
+		text = a.literalWord(seg, evalWord(r.Hdoc))
 	case syntax.WordHdoc:
-		text = target
+		text = a.literalWord(seg, target)
 	default:
 		return
 	}
