@@ -102,7 +102,9 @@ func checkLiteralVarsInBash(t *testing.T, bash, program string) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	_ = cmd.Run()
-	for _, rest := range strings.Split(stderr.String(), "EGPROBE")[1:] {
+	// bash prints "NAME: MESSAGE" when it expands a probe; a syntax error
+	// quotes the probe's source instead, which is no value.
+	for _, rest := range strings.Split(stderr.String(), probeName+": EGPROBE")[1:] {
 		num, rest, _ := strings.Cut(rest, ":")
 		value, _, ok := strings.Cut(rest, ":EGEND")
 		n, err := strconv.Atoi(num)
