@@ -240,7 +240,7 @@ func (a *analyzer) literalWords(seg *Segment, words []word) []word {
 // variable's literal value when the program also assigns a name only known
 // at run time, which may be that variable.
 func (a *analyzer) resolveLiteralUses() {
-	if !a.vars.poisonAll {
+	if !a.vars.poisonAll || !a.inCI() {
 		return
 	}
 	for _, seg := range a.literalUses {

@@ -58,6 +58,31 @@ func TestCILiteralVariables(t *testing.T) {
 	}
 }
 
+// In CI, output sent to a file a variable names, set to literal text, reaches
+// no runner; the same variable set to a device, or also set otherwise, may.
+func TestCILiteralFileTarget(t *testing.T) {
+	w := newWorld(t)
+	w.env = map[string]string{"CI": "true"}
+	for _, cmd := range []string{
+		"out=notes.txt; echo \"$PR_TITLE\" > \"$out\"",
+		"out=notes.txt; cat >> \"$out\" <<EOF\n$PR_BODY\nEOF",
+	} {
+		require.NotContains(t, ruleIDs(w.analyze(cmd)), "ci-workflow-command", cmd)
+	}
+	for _, cmd := range []string{
+		"out=/dev/stdout; echo \"$PR_TITLE\" > \"$out\"",
+		"out=notes.txt; out=/dev/stderr; echo \"$PR_TITLE\" > \"$out\"",
+		"out=notes.txt; read -r out; echo \"$PR_TITLE\" > \"$out\"",
+		"echo \"$PR_TITLE\" > \"$out\"",
+		"out=notes.txt; declare \"$n=/dev/stdout\"; echo \"$PR_TITLE\" > \"$out\"",
+	} {
+		require.Contains(t, ruleIDs(w.analyze(cmd)), "ci-workflow-command", cmd)
+	}
+	// Outside CI nothing of this is a finding.
+	w.env = map[string]string{}
+	require.NotContains(t, ruleIDs(w.analyze("out=notes.txt; declare \"$n=/dev/stdout\"; echo \"$PR_TITLE\" > \"$out\"")), "ci-workflow-command")
+}
+
 // ruleIDs are the rules of a result's reasons.
 func ruleIDs(res Result) []string {
 	var out []string
