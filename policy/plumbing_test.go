@@ -438,3 +438,18 @@ func TestClaudeZshSetopt(t *testing.T) {
 		assert.False(t, claudeZshSetopt(text), text)
 	}
 }
+
+// TestAwkOrIsNoPipe: awk's || is "or" (the snapshot writer's set -o
+// filter has one); a | left over still pipes to a command.
+func TestAwkOrIsNoPipe(t *testing.T) {
+	w := newWorld(t)
+	w.requireSafe(`awk '$2 == "on" || $1 == "monitor" {print "set -o " $1}' /dev/null`)
+	for _, c := range []string{
+		`awk '{print | "sh"}' /dev/null`,
+		`awk '$1 || $2 {print | "sh"}' /dev/null`,
+		`awk '{print |& "sh"}' /dev/null`,
+		`awk '{print ||| "sh"}' /dev/null`,
+	} {
+		w.requireNotSafe(c, "pipes")
+	}
+}
