@@ -445,7 +445,8 @@ func (t Trust) claudePrologue(src string, s *syntax.Stmt) bool {
 		return t.claudeZshPrologue(src, s)
 	}
 	if text, ok := stmtSource(src, s); ok {
-		if slices.Contains(claudeBuiltinPieces, text) {
+		// A bash has no setopt: `\builtin setopt …` fails there, quietly.
+		if slices.Contains(claudeBuiltinPieces, text) || claudeZshSetopt(text) {
 			return true
 		}
 		if m := claudeGuard.get().FindStringSubmatch(text); m != nil && m[1] == m[2] {
