@@ -1,0 +1,317 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// Limits bound what one checkpoint reads and keeps.
+type Limits struct {
+	// Entries is the most paths a workspace may hold: a larger one is not
+	// checkpointed at all (Take fails), since a listing that stops part
+	// way could not tell a deleted file from one it never saw.
+	Entries int
+	// FileBytes is the largest file whose content is kept.
+	FileBytes int64
+	// TakeBytes is the most content one checkpoint copies.
+	TakeBytes int64
+	// Count, Age and StoreBytes bound the checkpoints kept for a
+	// workspace: the oldest go first.
+	Count      int
+	Age        time.Duration
+	StoreBytes int64
+}
+
+// DefaultLimits are the limits used when a field of Limits is zero: a
+// workspace of up to 200,000 paths, files up to 64 MiB, 1 GiB copied by
+// one checkpoint, and 100 checkpoints, a week or 2 GiB kept.
+func DefaultLimits() Limits {
+	return Limits{
+		Entries:    200_000,
+		FileBytes:  64 << 20,
+		TakeBytes:  1 << 30,
+		Count:      100,
+		Age:        7 * 24 * time.Hour,
+		StoreBytes: 2 << 30,
+	}
+}
+
+func (l Limits) orDefault() Limits {
+	d := DefaultLimits()
+	if l.Entries > 0 {
+		d.Entries = l.Entries
+	}
+	if l.FileBytes > 0 {
+		d.FileBytes = l.FileBytes
+	}
+	if l.TakeBytes > 0 {
+		d.TakeBytes = l.TakeBytes
+	}
+	if l.Count > 0 {
+		d.Count = l.Count
+	}
+	if l.Age > 0 {
+		d.Age = l.Age
+	}
+	if l.StoreBytes > 0 {
+		d.StoreBytes = l.StoreBytes
+	}
+	return d
+}
+
+// ErrTooLarge is returned for a workspace with more paths than
+// Limits.Entries.
+var ErrTooLarge = errors.New("too many files to checkpoint")
+
+// toolDirs are directories that only hold what a tool downloads or
+// builds; outside git (where .gitignore decides) they are left out.
+func toolDir(name string) bool {
+	switch name {
+	case "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
+		".pytest_cache", ".ruff_cache", ".gradle", ".next", ".cache", ".terraform":
+		return true
+	}
+	return false
+}
+
+// racyWindow is how close to the scan a change must be for its stat to be
+// distrusted next time: file systems keep times at a granularity of a few
+// milliseconds at worst, and a write within it could leave them unchanged.
+const racyWindow = 50 * time.Millisecond
+
+// scanner walks a workspace into a listing, copying the content of what
+// changed since prev into the store.
+type scanner struct {
+	ctx    context.Context
+	root   string
+	git    bool
+	prev   map[string]*Entry
+	store  *objects
+	limits Limits
+	start  int64 // the scan's start, in Unix nanoseconds
+
+	entries []Entry
+	copied  int64
+	leftOut []string // directories left out, relative
+	notKept int
+}
+
+// maxLeftOut bounds the left-out directories a checkpoint names.
+const maxLeftOut = 20
+
+func (s *scanner) scan() error {
+	var rules *ignoreRules
+	if s.git {
+		rules = s.baseRules()
+	}
+	return s.dir("", rules)
+}
+
+// baseRules are git's ignore rules below the .gitignore files: the global
+// excludes file (at its default place; core.excludesFile is not read) and
+// the repository's info/exclude.
+func (s *scanner) baseRules() *ignoreRules {
+	r := &ignoreRules{}
+	global := ""
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		global = filepath.Join(x, "git", "ignore")
+	} else if h := os.Getenv("HOME"); filepath.IsAbs(h) {
+		global = filepath.Join(h, ".config", "git", "ignore")
+	}
+	for _, f := range []string{global, filepath.Join(s.root, ".git", "info", "exclude")} {
+		if f == "" {
+			continue
+		}
+		if data, err := readSmall(f, maxIgnoreFile); err == nil {
+			r = r.with("", data)
+		}
+	}
+	return r
+}
+
+func readSmall(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+func (s *scanner) dir(rel string, rules *ignoreRules) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	abs := filepath.Join(s.root, filepath.FromSlash(rel))
+	if s.git {
+		if data, err := readSmall(filepath.Join(abs, ".gitignore"), maxIgnoreFile); err == nil {
+			rules = rules.with(rel, data)
+		}
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("read directory %s: %w", abs, err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("read directory %s: %w", abs, err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
+		}
+		if name == ".git" {
+			continue // a repository's own files: never the workspace's to undo
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(abs, name), &st); err != nil {
+			if errors.Is(err, syscall.ENOENT) {
+				continue // gone since the listing
+			}
+			return fmt.Errorf("stat %s: %w", filepath.Join(abs, name), err)
+		}
+		isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+		if (s.git && rules.ignored(p, isDir)) || (!s.git && isDir && toolDir(name)) {
+			if isDir && len(s.leftOut) < maxLeftOut {
+				s.leftOut = append(s.leftOut, p)
+			}
+			continue
+		}
+		if len(s.entries) >= s.limits.Entries {
+			return fmt.Errorf("%w: more than %d paths in %s", ErrTooLarge, s.limits.Entries, s.root)
+		}
+		e := Entry{
+			Path: p, Mode: st.Mode & 0o7777,
+			Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(),
+			Ino: st.Ino, Dev: st.Dev,
+		}
+		e.Racy = s.start-e.Mtime < int64(racyWindow) || s.start-e.Ctime < int64(racyWindow)
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFDIR:
+			e.Kind = KindDir
+			s.entries = append(s.entries, e)
+			if err := s.dir(p, rules); err != nil {
+				return err
+			}
+			continue
+		case syscall.S_IFLNK:
+			e.Kind = KindLink
+			target, err := os.Readlink(filepath.Join(abs, name))
+			if err != nil {
+				return fmt.Errorf("read link %s: %w", filepath.Join(abs, name), err)
+			}
+			e.Link = target
+		case syscall.S_IFREG:
+			e.Kind = KindFile
+			e.Size = st.Size
+			s.content(&e, filepath.Join(abs, name))
+		default:
+			e.Kind = KindOther
+		}
+		s.entries = append(s.entries, e)
+	}
+	return nil
+}
+
+// content fills in a file's hash, from the last listing when its stat is
+// unchanged (as git's index does), else by copying it into the store.
+func (s *scanner) content(e *Entry, abs string) {
+	if p := s.prev[e.Path]; p != nil && p.Kind == KindFile && p.Missing == Kept && !p.Racy &&
+		p.Size == e.Size && p.Mtime == e.Mtime && p.Ctime == e.Ctime && p.Ino == e.Ino && p.Dev == e.Dev {
+		e.Hash = p.Hash
+		return
+	}
+	switch {
+	case e.Size > s.limits.FileBytes:
+		e.Missing = TooLarge
+	case s.copied+e.Size > s.limits.TakeBytes:
+		e.Missing = OverBudget
+	default:
+		hash, n, err := s.store.add(abs, s.limits.FileBytes)
+		if err != nil {
+			e.Missing = Unreadable
+			if errors.Is(err, errGrew) {
+				e.Missing = TooLarge
+			}
+			break
+		}
+		e.Hash, e.Size = hash, n
+		s.copied += n
+	}
+	if e.Missing != Kept {
+		s.notKept++
+	}
+}
+
+// errGrew is returned for a file that grew past the limit while read.
+var errGrew = errors.New("grew past the size limit")
+
+// objects is the content store: each file's content once, named by its
+// SHA-256.
+type objects struct {
+	dir string
+}
+
+func (o *objects) path(h [32]byte) string {
+	x := fmt.Sprintf("%x", h[:])
+	return filepath.Join(o.dir, x[:2], x)
+}
+
+// add copies the regular file abs into the store, never following a link
+// put in its place.
+func (o *objects) add(abs string, max int64) ([32]byte, int64, error) {
+	var zero [32]byte
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return zero, 0, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return zero, 0, fmt.Errorf("%s is no longer a regular file", abs)
+	}
+	tmp, err := os.CreateTemp(o.dir, "tmp-*")
+	if err != nil {
+		return zero, 0, err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(f, max+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return zero, 0, err
+	}
+	if n > max {
+		return zero, 0, errGrew
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	dst := o.path(sum)
+	if _, err := os.Lstat(dst); err == nil {
+		return sum, n, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return zero, 0, err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return zero, 0, err
+	}
+	return sum, n, nil
+}
+
+// open opens the content h.
+func (o *objects) open(h [32]byte) (*os.File, error) {
+	return os.Open(o.path(h))
+}
