@@ -80,7 +80,6 @@ const gcEvery = 16
 // needs. Pruning is best effort: what fails is tried again next time.
 func (s *Store) prune(newest uint64) {
 	seqs := s.seqs()
-	dropped := false
 	cut := s.Now().Add(-s.limits.Age)
 	for len(seqs) > 1 {
 		old := seqs[0]
@@ -89,9 +88,9 @@ func (s *Store) prune(newest uint64) {
 		}
 		s.drop(old)
 		seqs = seqs[1:]
-		dropped = true
 	}
-	if !dropped && newest%gcEvery != 0 {
+	// Content the dropped checkpoints alone needed waits for the sweep.
+	if newest%gcEvery != 0 {
 		return
 	}
 	for {
@@ -115,16 +114,16 @@ func (s *Store) olderThan(seq uint64, cut time.Time) bool {
 
 // sweep removes the content no kept checkpoint needs (the head's files,
 // and what each record's changes started from) and returns the size of
-// what stays.
+// what stays, as the listings give it (an object's size is its file's).
 func (s *Store) sweep(seqs []uint64) int64 {
-	need := make(map[[32]byte]bool)
+	need := make(map[[32]byte]int64)
 	head, err := s.readListing()
 	if err != nil {
 		return 0 // nothing is swept without the head
 	}
 	for i := range head.Entries {
 		if e := &head.Entries[i]; e.Kind == KindFile && e.Missing == Kept {
-			need[e.Hash] = true
+			need[e.Hash] = e.Size
 		}
 	}
 	for _, seq := range seqs {
@@ -134,7 +133,7 @@ func (s *Store) sweep(seqs []uint64) int64 {
 		}
 		for _, c := range rec.Changes {
 			if e := c.Before; e != nil && e.Kind == KindFile && e.Missing == Kept {
-				need[e.Hash] = true
+				need[e.Hash] = e.Size
 			}
 		}
 	}
@@ -154,10 +153,8 @@ func (s *Store) sweep(seqs []uint64) int64 {
 			var h [32]byte
 			if b, err := hex.DecodeString(f.Name()); err == nil && len(b) == 32 {
 				copy(h[:], b)
-				if need[h] {
-					if fi, err := f.Info(); err == nil {
-						size += fi.Size()
-					}
+				if n, ok := need[h]; ok {
+					size += n
 					continue
 				}
 			}

@@ -179,16 +179,17 @@ func (s *Store) scan(ctx context.Context, command, event string) (*pending, erro
 			sc.prev[prev.Entries[i].Path] = &prev.Entries[i]
 		}
 	}
-	if err := sc.scan(); err != nil {
+	entries, err := sc.scan()
+	if err != nil {
 		return nil, fmt.Errorf("checkpoint of %s: %w", s.Root, err)
 	}
-	next := &listing{Seq: 1, Entries: sc.entries}
+	next := &listing{Seq: 1, Entries: entries}
 	if prev != nil {
 		next.Seq = prev.Seq + 1
 	}
 	return &pending{prev: prev, next: next, info: Info{
 		Seq: next.Seq, Time: now.UTC(), Root: s.Root, Command: command, Event: event,
-		Entries: len(sc.entries), Copied: sc.copied, NotKept: sc.notKept, LeftOut: sc.leftOut, Changes: -1,
+		Entries: len(entries), Copied: sc.copied, NotKept: sc.notKept, LeftOut: sc.leftOut, Changes: -1,
 	}}, nil
 }
 

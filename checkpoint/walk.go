@@ -8,8 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 	"time"
 )
 
@@ -98,7 +103,14 @@ type scanner struct {
 	limits Limits
 	start  int64 // the scan's start, in Unix nanoseconds
 
-	entries []Entry
+	// Directories are read in parallel, by at most cap(sem) goroutines
+	// besides the first; a directory finding no free one is read inline.
+	sem   chan struct{}
+	wg    sync.WaitGroup
+	count atomic.Int64 // entries so far
+
+	mu      sync.Mutex // guards what follows
+	err     error      // the first error of a goroutine
 	copied  int64
 	leftOut []string // directories left out, relative
 	notKept int
@@ -107,12 +119,50 @@ type scanner struct {
 // maxLeftOut bounds the left-out directories a checkpoint names.
 const maxLeftOut = 20
 
-func (s *scanner) scan() error {
+// dirNode is one directory's entries, in order, and the nodes of those
+// that are directories read (subs[i] for entries[i]).
+type dirNode struct {
+	entries []Entry
+	subs    []*dirNode
+}
+
+// flatten lists the tree depth first: each directory's entries right
+// after it, the order of comparePaths.
+func (n *dirNode) flatten(out []Entry) []Entry {
+	for i := range n.entries {
+		out = append(out, n.entries[i])
+		if n.subs[i] != nil {
+			out = n.subs[i].flatten(out)
+		}
+	}
+	return out
+}
+
+func (s *scanner) scan() ([]Entry, error) {
 	var rules *ignoreRules
 	if s.git {
 		rules = s.baseRules()
 	}
-	return s.dir("", rules)
+	s.sem = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	top := &dirNode{}
+	err := s.dir("", rules, top)
+	s.wg.Wait()
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(s.leftOut)
+	return top.flatten(make([]Entry, 0, s.count.Load())), nil
+}
+
+func (s *scanner) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
 }
 
 // baseRules are git's ignore rules below the .gitignore files: the global
@@ -146,26 +196,29 @@ func readSmall(name string, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, max))
 }
 
-func (s *scanner) dir(rel string, rules *ignoreRules) error {
+func (s *scanner) dir(rel string, rules *ignoreRules, node *dirNode) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
 	abs := filepath.Join(s.root, filepath.FromSlash(rel))
-	if s.git {
-		if data, err := readSmall(filepath.Join(abs, ".gitignore"), maxIgnoreFile); err == nil {
-			rules = rules.with(rel, data)
-		}
-	}
 	f, err := os.Open(abs)
 	if err != nil {
 		return fmt.Errorf("read directory %s: %w", abs, err)
 	}
+	defer f.Close()
 	names, err := f.Readdirnames(-1)
-	f.Close()
 	if err != nil {
 		return fmt.Errorf("read directory %s: %w", abs, err)
 	}
 	slices.Sort(names)
+	if _, found := slices.BinarySearch(names, ".gitignore"); found && s.git {
+		if data, err := readSmall(filepath.Join(abs, ".gitignore"), maxIgnoreFile); err == nil {
+			rules = rules.with(rel, data)
+		}
+	}
+	// Each name is looked up in the open directory, not from the root:
+	// the kernel resolves one name instead of the whole path.
+	dirfd := int(f.Fd())
 	for _, name := range names {
 		p := name
 		if rel != "" {
@@ -174,21 +227,25 @@ func (s *scanner) dir(rel string, rules *ignoreRules) error {
 		if name == ".git" {
 			continue // a repository's own files: never the workspace's to undo
 		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(filepath.Join(abs, name), &st); err != nil {
-			if errors.Is(err, syscall.ENOENT) {
+		var st unix.Stat_t
+		if err := fstatat(dirfd, name, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) {
 				continue // gone since the listing
 			}
 			return fmt.Errorf("stat %s: %w", filepath.Join(abs, name), err)
 		}
 		isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 		if (s.git && rules.ignored(p, isDir)) || (!s.git && isDir && toolDir(name)) {
-			if isDir && len(s.leftOut) < maxLeftOut {
-				s.leftOut = append(s.leftOut, p)
+			if isDir {
+				s.mu.Lock()
+				if len(s.leftOut) < maxLeftOut {
+					s.leftOut = append(s.leftOut, p)
+				}
+				s.mu.Unlock()
 			}
 			continue
 		}
-		if len(s.entries) >= s.limits.Entries {
+		if s.count.Add(1) > int64(s.limits.Entries) {
 			return fmt.Errorf("%w: more than %d paths in %s", ErrTooLarge, s.limits.Entries, s.root)
 		}
 		e := Entry{
@@ -197,14 +254,14 @@ func (s *scanner) dir(rel string, rules *ignoreRules) error {
 			Ino: st.Ino, Dev: st.Dev,
 		}
 		e.Racy = s.start-e.Mtime < int64(racyWindow) || s.start-e.Ctime < int64(racyWindow)
+		var sub *dirNode
 		switch st.Mode & syscall.S_IFMT {
 		case syscall.S_IFDIR:
 			e.Kind = KindDir
-			s.entries = append(s.entries, e)
-			if err := s.dir(p, rules); err != nil {
+			sub = &dirNode{}
+			if err := s.descend(p, rules, sub); err != nil {
 				return err
 			}
-			continue
 		case syscall.S_IFLNK:
 			e.Kind = KindLink
 			target, err := os.Readlink(filepath.Join(abs, name))
@@ -219,9 +276,29 @@ func (s *scanner) dir(rel string, rules *ignoreRules) error {
 		default:
 			e.Kind = KindOther
 		}
-		s.entries = append(s.entries, e)
+		node.entries = append(node.entries, e)
+		node.subs = append(node.subs, sub)
 	}
 	return nil
+}
+
+// descend reads the directory rel into node, in a goroutine of its own if
+// one is free.
+func (s *scanner) descend(rel string, rules *ignoreRules, node *dirNode) error {
+	select {
+	case s.sem <- struct{}{}:
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.sem }()
+			if err := s.dir(rel, rules, node); err != nil {
+				s.fail(err)
+			}
+		}()
+		return nil
+	default:
+		return s.dir(rel, rules, node)
+	}
 }
 
 // content fills in a file's hash, from the last listing when its stat is
@@ -232,25 +309,43 @@ func (s *scanner) content(e *Entry, abs string) {
 		e.Hash = p.Hash
 		return
 	}
+	// The budget is taken before the copy (a file that grows while
+	// copied is cut at FileBytes, and counted as read).
+	s.mu.Lock()
 	switch {
 	case e.Size > s.limits.FileBytes:
 		e.Missing = TooLarge
 	case s.copied+e.Size > s.limits.TakeBytes:
 		e.Missing = OverBudget
 	default:
+		s.copied += e.Size
+	}
+	s.mu.Unlock()
+	if e.Missing == Kept {
 		hash, n, err := s.store.add(abs, s.limits.FileBytes)
-		if err != nil {
+		switch {
+		case errors.Is(err, errGrew):
+			e.Missing = TooLarge
+		case err != nil:
 			e.Missing = Unreadable
-			if errors.Is(err, errGrew) {
-				e.Missing = TooLarge
-			}
-			break
+		default:
+			e.Hash, e.Size = hash, n
 		}
-		e.Hash, e.Size = hash, n
-		s.copied += n
 	}
 	if e.Missing != Kept {
+		s.mu.Lock()
 		s.notKept++
+		s.mu.Unlock()
+	}
+}
+
+// fstatat is lstat of name in the directory dirfd.
+func fstatat(dirfd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err
+		}
 	}
 }
 
