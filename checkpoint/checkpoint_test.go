@@ -401,3 +401,20 @@ func FuzzDecodeInfo(f *testing.F) {
 		}
 	})
 }
+
+// TestUndoKeepsNeighbours: the temporary file a restore writes beside a
+// path never takes the name of one the workspace has.
+func TestUndoKeepsNeighbours(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a0"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.execgate-undo-0"), []byte("mine"), 0o600))
+	s := newStore(t, dir)
+	want := tree(t, dir)
+	_, err := s.Take(ctx, "cmd", "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a1"), 0o644))
+	_, err = s.Undo(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, want, tree(t, dir))
+}

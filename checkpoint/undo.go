@@ -285,11 +285,18 @@ func (s *Store) restoreFile(root *os.Root, e *Entry) error {
 		return fmt.Errorf("content of %s: %w", e.Path, err)
 	}
 	defer src.Close()
-	tmp := e.Path + ".execgate-undo"
-	root.Remove(tmp)
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
+	var f *os.File
+	var tmp string
+	for i := 0; ; i++ {
+		// A name of its own beside the file: never one the workspace has.
+		tmp = fmt.Sprintf("%s.execgate-undo-%d", e.Path, i)
+		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i == 100 {
+			return fmt.Errorf("restore %s: %w", e.Path, err)
+		}
 	}
 	_, err = io.Copy(f, src)
 	if err == nil {

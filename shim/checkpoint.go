@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/checkpoint"
+	"github.com/execgate/execgate/internal/redact"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/policy"
 )
@@ -59,6 +60,7 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
 	defer cancel()
-	_, err = st.Take(ctx, s.ev.Command, s.ev.ID)
+	// Redacted as the audit log's copy is.
+	_, err = st.Take(ctx, redact.String(s.ev.Command), s.ev.ID)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,4 +186,24 @@ func TestCheckpointOnlyForWrites(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(e.work, "f"))
 	o = runOutcome(t, e.command(t.Context(), e.shim("bash"), "bash", "-c", "echo hi"), "")
 	assert.Equal(t, outcome{stdout: "hi\n"}, o, "a read-only command still runs")
+}
+
+// TestCheckpointCommandRedacted: the command a checkpoint names is stored
+// redacted, as the audit log's copy is.
+func TestCheckpointCommandRedacted(t *testing.T) {
+	realBash(t)
+	e := newShimEnv(t, fullConfig)
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	o := runOutcome(t, e.command(t.Context(), e.shim("bash"), "bash", "-c", "echo "+token+" > f"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	list := e.undo(t, "--list")
+	assert.Contains(t, list.stdout, "[REDACTED:github-token]")
+	assert.NotContains(t, list.stdout, token)
+	// grep exits 1 when nothing holds it: the output is what counts.
+	stored, _ := exec.Command("grep", "-r", "-l", token, filepath.Join(e.state, "execgate", "checkpoints")).Output()
+	// The file f itself holds the token (it is the workspace's content);
+	// only objects/ may.
+	for _, p := range strings.Fields(string(stored)) {
+		assert.Contains(t, p, "/objects/", "token stored outside the content: %s", p)
+	}
 }
