@@ -418,3 +418,80 @@ func TestUndoKeepsNeighbours(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, tree(t, dir))
 }
+
+// TestTakeConcurrent: checkpoints taken at once by several processes of
+// one workspace (here, stores) queue on the lock and form one chain.
+func TestTakeConcurrent(t *testing.T) {
+	ctx := context.Background()
+	dir, stateDir := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644))
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			s, err := Open(stateDir, dir, Limits{})
+			if err == nil {
+				_, err = s.Take(ctx, "cmd", "")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		require.NoError(t, <-errs)
+	}
+	s, err := Open(stateDir, dir, Limits{})
+	require.NoError(t, err)
+	list, err := s.List()
+	require.NoError(t, err)
+	require.Len(t, list, 8)
+	for i, info := range list {
+		require.Equal(t, uint64(8-i), info.Seq)
+		if i > 0 {
+			require.Equal(t, 0, info.Changes, "seq %d", info.Seq)
+		}
+	}
+}
+
+// TestDamagedHeadStartsOver: a listing cut short is never read as a
+// state: the chain starts again, and undo has nothing to restore from it.
+func TestDamagedHeadStartsOver(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644))
+	s := newStore(t, dir)
+	_, err := s.Take(ctx, "cmd", "")
+	require.NoError(t, err)
+	head := filepath.Join(s.Dir(), "listing")
+	data, err := os.ReadFile(head)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(head, data[:len(data)-1], 0o600))
+	_, err = s.Undo(ctx, 0)
+	require.ErrorIs(t, err, ErrDamaged)
+	info, err := s.Take(ctx, "cmd2", "")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.Seq)
+	list, err := s.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+}
+
+// TestUndoChecksContent: content damaged in the store is not restored.
+func TestUndoChecksContent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a0"), 0o644))
+	s := newStore(t, dir)
+	_, err := s.Take(ctx, "cmd", "")
+	require.NoError(t, err)
+	head, err := s.readListing()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.obj.path(head.Entries[0].Hash), []byte("XX"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), []byte("a1"), 0o644))
+	_, err = s.Undo(ctx, 0)
+	require.ErrorIs(t, err, ErrDamaged)
+	data, err := os.ReadFile(filepath.Join(dir, "a"))
+	require.NoError(t, err)
+	require.Equal(t, "a1", string(data), "the file is left as it was")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "no temporary file left behind")
+}

@@ -1,7 +1,9 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -298,7 +300,13 @@ func (s *Store) restoreFile(root *os.Root, e *Entry) error {
 			return fmt.Errorf("restore %s: %w", e.Path, err)
 		}
 	}
-	_, err = io.Copy(f, src)
+	// The content is checked as it is copied: a store file damaged since
+	// (by hand, by a crash) is never restored as if it were the file.
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, h), src)
+	if err == nil && !bytes.Equal(h.Sum(nil), e.Hash[:]) {
+		err = fmt.Errorf("%w: the stored content does not match its hash", ErrDamaged)
+	}
 	if err == nil {
 		err = f.Chmod(fs.FileMode(e.Mode)&fs.ModePerm | modeBits(e.Mode))
 	}
