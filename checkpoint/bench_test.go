@@ -87,13 +87,17 @@ func cpuTime() time.Duration {
 func BenchmarkTakeFirst(b *testing.B) {
 	dir := benchRepo(b, 10_000)
 	ctx := context.Background()
+	var cpu time.Duration
 	for b.Loop() {
 		s, err := Open(b.TempDir(), dir, Limits{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		c := cpuTime()
 		if _, err := s.Take(ctx, "first", ""); err != nil {
 			b.Fatal(err)
 		}
+		cpu += cpuTime() - c
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }

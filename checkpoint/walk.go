@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/execgate/execgate/internal/state"
 	"time"
 )
 
@@ -363,18 +366,92 @@ func (o *objects) path(h [32]byte) string {
 	return filepath.Join(o.dir, x[:2], x)
 }
 
+// smallFile is the size up to which a file is read whole before it is
+// stored: its hash is then known first, and it is written under its own
+// name in one step.
+const smallFile = 256 << 10
+
 // add copies the regular file abs into the store, never following a link
 // put in its place.
 func (o *objects) add(abs string, max int64) ([32]byte, int64, error) {
 	var zero [32]byte
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := state.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return zero, 0, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return zero, 0, fmt.Errorf("%s is no longer a regular file", abs)
 	}
+	if fi.Size() <= smallFile {
+		data, err := io.ReadAll(io.LimitReader(f, smallFile+1))
+		if err != nil {
+			return zero, 0, err
+		}
+		if len(data) <= smallFile {
+			sum := sha256.Sum256(data)
+			return sum, int64(len(data)), o.put(sum, data)
+		}
+		// It grew while read: copy it as a large one, from the start.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return zero, 0, err
+		}
+	}
+	return o.copyLarge(f, max)
+}
+
+// put stores data, whose hash is sum. A file of that name and size is
+// taken to hold it (a crash while one was written leaves it shorter; a
+// restore checks the hash anyway).
+func (o *objects) put(sum [32]byte, data []byte) error {
+	dst := o.path(sum)
+	if fi, err := os.Lstat(dst); err == nil && fi.Size() == int64(len(data)) {
+		return nil
+	}
+	if err := os.Mkdir(filepath.Dir(dst), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	out, err := state.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		// Cut short by a crash: replaced whole.
+		return o.replace(dst, data)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(data)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+	}
+	return err
+}
+
+func (o *objects) replace(dst string, data []byte) error {
+	tmp, err := os.CreateTemp(o.dir, "tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// copyLarge stores a file too large to read whole: copied and hashed at
+// once into a temporary file, renamed to its hash.
+func (o *objects) copyLarge(f *os.File, max int64) ([32]byte, int64, error) {
+	var zero [32]byte
 	tmp, err := os.CreateTemp(o.dir, "tmp-*")
 	if err != nil {
 		return zero, 0, err
@@ -394,10 +471,10 @@ func (o *objects) add(abs string, max int64) ([32]byte, int64, error) {
 	var sum [32]byte
 	h.Sum(sum[:0])
 	dst := o.path(sum)
-	if _, err := os.Lstat(dst); err == nil {
+	if fi, err := os.Lstat(dst); err == nil && fi.Size() == n {
 		return sum, n, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Dir(dst), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return zero, 0, err
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
