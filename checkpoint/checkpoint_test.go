@@ -495,3 +495,21 @@ func TestUndoChecksContent(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ents, 1, "no temporary file left behind")
 }
+
+// TestUnreadableDirectoryLeftOut: a directory this user cannot read is
+// left out and named, not a reason to take no checkpoint at all.
+func TestUnreadableDirectoryLeftOut(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	locked := filepath.Join(dir, "locked")
+	require.NoError(t, os.Mkdir(locked, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(locked, "x"), nil, 0o644))
+	require.NoError(t, os.Chmod(locked, 0o000))
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	info, err := newStore(t, dir).Take(ctx, "cmd", "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"locked (unreadable)"}, info.LeftOut)
+}

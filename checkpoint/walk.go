@@ -160,6 +160,15 @@ func (s *scanner) scan() ([]Entry, error) {
 	return top.flatten(make([]Entry, 0, s.count.Load())), nil
 }
 
+// noteLeftOut names a directory left out, up to maxLeftOut of them.
+func (s *scanner) noteLeftOut(p string) {
+	s.mu.Lock()
+	if len(s.leftOut) < maxLeftOut {
+		s.leftOut = append(s.leftOut, p)
+	}
+	s.mu.Unlock()
+}
+
 func (s *scanner) fail(err error) {
 	s.mu.Lock()
 	if s.err == nil {
@@ -205,6 +214,13 @@ func (s *scanner) dir(rel string, rules *ignoreRules, node *dirNode) error {
 	}
 	abs := filepath.Join(s.root, filepath.FromSlash(rel))
 	f, err := os.Open(abs)
+	if errors.Is(err, fs.ErrPermission) && rel != "" {
+		// One directory this user cannot read (made by root, by a
+		// container) does not stop every checkpoint: it is left out,
+		// and said so.
+		s.noteLeftOut(rel + " (unreadable)")
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("read directory %s: %w", abs, err)
 	}
@@ -240,11 +256,7 @@ func (s *scanner) dir(rel string, rules *ignoreRules, node *dirNode) error {
 		isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 		if (s.git && rules.ignored(p, isDir)) || (!s.git && isDir && toolDir(name)) {
 			if isDir {
-				s.mu.Lock()
-				if len(s.leftOut) < maxLeftOut {
-					s.leftOut = append(s.leftOut, p)
-				}
-				s.mu.Unlock()
+				s.noteLeftOut(p)
 			}
 			continue
 		}
