@@ -207,3 +207,61 @@ func TestCheckpointCommandRedacted(t *testing.T) {
 		assert.Contains(t, p, "/objects/", "token stored outside the content: %s", p)
 	}
 }
+
+// TestUndoGitWorkspace: in a git repository, undo through the real shim
+// puts back what `git checkout -- .` and `rm -rf` took, from a
+// subdirectory too; ignored files are not covered; the repository's own
+// files (index, HEAD, refs, reflog, stash) are untouched.
+func TestUndoGitWorkspace(t *testing.T) {
+	realBash(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	e := newShimEnv(t, fullConfig)
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = e.work
+		cmd.Env = e.env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return string(out)
+	}
+	git("init", "-q")
+	require.NoError(t, os.MkdirAll(filepath.Join(e.work, "src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "src", "m.go"), []byte("package m\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, ".gitignore"), []byte("*.log\n"), 0o644))
+	git("add", "-A")
+	git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "src", "m.go"), []byte("package m // edited, not committed\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "notes.txt"), []byte("untracked work\n"), 0o600))
+	repo := func() string {
+		return git("rev-parse", "HEAD") + git("status", "--porcelain") + git("stash", "list") + git("reflog") + git("ls-files", "-s")
+	}
+	before, repoBefore := workTree(t, e.work), repo()
+	delete(before, ".git")
+	sub := *e
+	sub.work = filepath.Join(e.work, "src")
+	o := runOutcome(t, sub.command(t.Context(), e.shim("bash"), "bash", "-c", "git checkout -- . && rm -rf ../notes.txt && echo x > ../run.log"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	o = sub.undo(t)
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.Contains(t, o.stdout, "  restored src/m.go\n  recreated notes.txt\n")
+	after := workTree(t, e.work)
+	delete(after, ".git")
+	assert.Equal(t, `file -rw-r--r-- "x\n"`, after["run.log"], "ignored: not covered")
+	delete(after, "run.log")
+	for k := range after {
+		if strings.HasPrefix(k, ".git/") {
+			delete(after, k)
+		}
+	}
+	for k := range before {
+		if strings.HasPrefix(k, ".git/") {
+			delete(before, k)
+		}
+	}
+	assert.Equal(t, before, after)
+	assert.Equal(t, repoBefore, repo())
+	refs := git("for-each-ref")
+	assert.NotContains(t, refs, "execgate")
+}
