@@ -27,10 +27,12 @@
 //
 // Checkpoints of one workspace form a chain: the newest listing is kept
 // whole, and each older state is kept as the changes that lead from it to
-// the next one. Restoring goes back along the chain, and tells apart the
-// changes a command made (up to the next checkpoint) from those made
-// later, so that undoing an older command can keep later work when the
-// two do not touch the same paths, and refuses when they do.
+// the next one: what the command of that checkpoint changed (with what
+// happened until the next checkpoint). Undoing a command puts those paths
+// back after checking that the workspace still holds what the command left
+// there, so that undoing an older command keeps later work on other paths
+// (a merge), and refuses, changing nothing, when later work touched the
+// same ones.
 //
 // Restoring writes only inside the workspace, through an os.Root: a
 // symbolic link in the workspace, wherever it points, is recorded and
