@@ -513,3 +513,29 @@ func TestUnreadableDirectoryLeftOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"locked (unreadable)"}, info.LeftOut)
 }
+
+// FuzzIgnore reads a repository's .gitignore (text the repository, not
+// the user, chooses) and matches paths with it: never a panic.
+func FuzzIgnore(f *testing.F) {
+	f.Add([]byte("*.o\n!keep.o\n/build/\n**/x/**/y\n[a-\\]]?\\ \n"), "a/b/c.o", true)
+	f.Add([]byte("[[:alpha:]]*\n[!\n\\"), "x", false)
+	f.Fuzz(func(t *testing.T, data []byte, path string, dir bool) {
+		r := (&ignoreRules{}).with("sub", data)
+		if validPath(path) {
+			r.ignored("sub/"+path, dir)
+			r.ignored(path, dir)
+		}
+	})
+}
+
+// TestIgnoreNoBlowUp: a pattern built to backtrack is matched in bounded
+// time (wildmatch gives up on a star once a later one failed).
+func TestIgnoreNoBlowUp(t *testing.T) {
+	r := (&ignoreRules{}).with("", []byte(strings.Repeat("*a", 30)+"*b\n"+strings.Repeat("**/a", 20)+"/b\n"))
+	name := strings.Repeat("a", 200)
+	deep := strings.Repeat("a/", 100) + "c"
+	start := time.Now()
+	require.False(t, r.ignored(name, false))
+	require.False(t, r.ignored(deep, false))
+	require.Less(t, time.Since(start), 2*time.Second)
+}
