@@ -26,6 +26,12 @@ func (s *session) checkpointFirst(ctx context.Context, req policy.Request, res p
 	if !res.MayWrite() {
 		return 0, false
 	}
+	if root, _ := checkpoint.Workspace(req.Cwd); req.Cwd != "" && s.engine.NotAWorkspace(req, root) {
+		// /, a home, /tmp: no workspace, so nothing there is granted as
+		// one (writes ask on their own), and copying all of it would
+		// copy the home's secrets into the state directory.
+		return 0, false
+	}
 	err := s.takeCheckpoint(ctx, req.Cwd)
 	if err == nil {
 		return 0, false

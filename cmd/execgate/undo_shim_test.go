@@ -265,3 +265,18 @@ func TestUndoGitWorkspace(t *testing.T) {
 	refs := git("for-each-ref")
 	assert.NotContains(t, refs, "execgate")
 }
+
+// TestNoCheckpointOfHome: a command started in the home directory has no
+// workspace; its writes are judged as writes to the home, and no
+// checkpoint copies the home (its secrets, execgate's own state) away.
+func TestNoCheckpointOfHome(t *testing.T) {
+	realBash(t)
+	e := newShimEnv(t, fullConfig)
+	home := filepath.Dir(e.state)
+	cmd := e.command(t.Context(), e.shim("bash"), "bash", "-c", "echo hi > f")
+	cmd.Dir = home
+	o := runOutcome(t, cmd, "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.FileExists(t, filepath.Join(home, "f"))
+	assert.NoDirExists(t, filepath.Join(e.state, "execgate", "checkpoints"))
+}
