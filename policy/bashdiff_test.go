@@ -55,7 +55,7 @@ const recorderScript = `#!/bin/sh
 # bash finds a recorder on PATH for "bash NAME" too, and reads it as a
 # script: what a script does is not the analysis's to see.
 case ${BASH_VERSION-} in ?*) exit 0 ;; esac
-n=${REC_NAME:-${0##*/}}
+n=${REC_NAME-${0##*/}}
 { printf '%d\0' $(($# + 1)); printf '%s\0' "$n" "$@"; } >>"$RECLOG/$$"
 [ "$n" = false ] && exit 1
 exit 0
@@ -327,7 +327,7 @@ func judgedExec(res Result, argv []string, home string) bool {
 				return true
 			}
 		}
-		if len(s.Argv) == 0 || programName(s.Argv[0]) != argv[0] {
+		if len(s.Argv) == 0 || programName(s.Argv[0]) != argv[0] && s.Argv[0] != argv[0] {
 			continue
 		}
 		if argsMatch(segmentPatterns(s, home)[1:], argv[1:]) {

@@ -80,6 +80,8 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 		return "it contains a carriage return, which bash keeps in a word and the parser takes for a blank or a line end"
 	case strings.IndexByte(src, 0) >= 0:
 		return "it contains a NUL byte, which the parser drops"
+	case lang == syntax.LangZsh && oddTrailingBackslashes(src):
+		return "it ends in a backslash, which zsh drops and the parser keeps"
 	}
 	var why string
 	var quoted []bool // for each enclosing node: a double-quoted context
@@ -108,11 +110,23 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 			if end := int(n.End().Offset()); strings.HasSuffix(v, "$") && end >= 0 && end < len(src) {
 				v += src[end : end+1]
 			}
-			why = literalExpansion(v, inQuotes)
+			why = literalExpansion(v, inQuotes, lang)
 		case *syntax.Redirect:
 			why = heredocOtherwise(src, n)
 			if n.Hdoc != nil && heredocQuoted(n.Word) {
 				skip[n.Hdoc] = true
+			}
+		case *syntax.CoprocClause:
+			// bash names a coprocess only before a compound command:
+			// `coproc rm -rf | x` runs rm, where the parser took rm for
+			// the name.
+			if n.Name != nil && n.Stmt != nil && !compoundStart(n.Stmt) {
+				why = "the parser takes the command of a coprocess for its name"
+			}
+		case *syntax.CallExpr:
+			// zsh runs {cmd} as a group, the parser reads a word.
+			if lang == syntax.LangZsh && len(n.Args) > 0 && strings.HasPrefix(n.Args[0].Lit(), "{") && len(n.Args[0].Lit()) > 1 {
+				why = "zsh runs " + quoteWord(n.Args[0].Lit()) + " as a group of commands, the parser reads a word"
 			}
 		case *syntax.DblQuoted:
 			inQuotes = true
@@ -172,10 +186,29 @@ func asBash(err error) string {
 	return ""
 }
 
+// oddTrailingBackslashes reports whether src ends in an unescaped
+// backslash.
+func oddTrailingBackslashes(s string) bool {
+	n := len(s) - len(strings.TrimRight(s, "\\"))
+	return n%2 == 1
+}
+
+// compoundStart reports whether the command of s, or the first command of
+// the pipeline or list s is, is a compound command (not a simple one).
+func compoundStart(s *syntax.Stmt) bool {
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr, nil:
+		return false
+	case *syntax.BinaryCmd:
+		return compoundStart(c.X)
+	}
+	return true
+}
+
 // literalExpansion returns why a literal the parser produced holds an
 // expansion bash performs: an unescaped $( ` ${ $[ anywhere, and <( >(
 // outside double quotes.
-func literalExpansion(v string, inQuotes bool) string {
+func literalExpansion(v string, inQuotes bool, lang syntax.LangVariant) string {
 	for i := 0; i < len(v); i++ {
 		if v[i] == '\\' {
 			i++ // an escaped byte is literal
@@ -188,6 +221,9 @@ func literalExpansion(v string, inQuotes bool) string {
 		switch {
 		case v[i] == '`', v[i] == '$' && (next == '(' || next == '{' || next == '['):
 			return "the parser keeps an expansion bash performs as plain text: " + quoteWord(v)
+		case lang == syntax.LangZsh && v[i] == '$' && strings.IndexByte("=~^+", next) >= 0 && next != 0:
+			// $=x, $~x, $^x, $+x: zsh's flags on a parameter.
+			return "the parser keeps a zsh expansion as plain text: " + quoteWord(v)
 		case !inQuotes && (v[i] == '<' || v[i] == '>') && next == '(':
 			return "the parser keeps a process substitution bash performs as plain text: " + quoteWord(v)
 		}
