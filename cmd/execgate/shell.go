@@ -105,9 +105,9 @@ $EXECGATE_CONFIG and $EXECGATE_AGENT.`,
 }
 
 type logFlags struct {
-	follow, json, full bool
-	since, agent       string
-	lines              int
+	follow, json, full, verify bool
+	since, agent               string
+	lines                      int
 }
 
 // logWidth bounds a command in `execgate log`: an unrecognised agent
@@ -122,17 +122,26 @@ const followLines = 10
 func newLogCmd(g *globals) *cobra.Command {
 	f := logFlags{lines: -1}
 	cmd := &cobra.Command{
-		Use:   "log [--follow] [-n N] [--agent ID] [--since DURATION|TIME] [--json] [--full]",
+		Use:   "log [--follow] [-n N] [--agent ID] [--since DURATION|TIME] [--json] [--full] | log --verify",
 		Short: "Show the audit log of commands run, asked about and refused",
 		Long: `log prints the audit log the shim writes to
 $XDG_STATE_HOME/execgate/audit.jsonl (rotated files included), one event
 per line: exec.denied, exec.started, exec.finished.
 
 --follow shows the last 10 events (or -n N) and then each new one as it is
-logged, like tail -f.`,
-		Example: "  execgate log --since 1d --agent claude-code\n  execgate log -n 20\n  execgate log --follow --json | jq .",
+logged, like tail -f.
+
+--verify checks the hash chain that ties each line to the one before it,
+and says where the log was edited, truncated or reordered (FILE:LINE).`,
+		Example: "  execgate log --since 1d --agent claude-code\n  execgate log -n 20\n  execgate log --follow --json | jq .\n  execgate log --verify",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.verify {
+				if f.follow || f.json || f.full || f.since != "" || f.agent != "" || f.lines != -1 {
+					return usagef("--verify checks the whole log: it takes no other flag")
+				}
+				return runLogVerify(g)
+			}
 			return runLog(cmd.Context(), g, f)
 		},
 	}
@@ -142,6 +151,7 @@ logged, like tail -f.`,
 	fl.StringVar(&f.agent, "agent", "", "only events of the agent `ID` (as execgate log shows it, e.g. claude-code)")
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines, as stored")
 	fl.BoolVar(&f.full, "full", false, "print long commands whole instead of cut to one screen line")
+	fl.BoolVar(&f.verify, "verify", false, "check the log's hash chain: say where it was edited, truncated or reordered")
 	fl.StringVar(&f.since, "since", "", "only events newer than `DURATION` ago (90m, 24h, 7d) or an RFC 3339 time")
 	return cmd
 }
