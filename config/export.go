@@ -11,8 +11,9 @@ import (
 
 // AuditExport is audit.export: the collectors the audit log is sent to,
 // besides the local file that stays the record. Export runs outside the
-// shim (`execgate audit export`, or the hub), reading the local log from a
-// cursor, so a collector that is down never slows a command.
+// shim (execgate-export, which `execgate log --export` runs), reading the
+// local log from a cursor, so a collector that is down never slows a
+// command.
 type AuditExport struct {
 	// OTLP sends each event as an OpenTelemetry log record over OTLP/HTTP.
 	OTLP *OTLPExport `json:"otlp,omitempty"`
