@@ -3,7 +3,8 @@
 // a person makes with single key presses back to the hub.
 //
 // The screen is a model with no I/O of its own (update and view), driven by
-// Run, which owns the terminal: raw mode, keys, resizes and redraws. The
+// Run through Bubble Tea, which owns the terminal: raw mode, keys, resizes
+// and redraws. The
 // model reaches the hub only through Source, so that tests drive it with a
 // fake. Quitting never resolves anything: pending requests stay pending for
 // other approvers or run into their timeout.
@@ -93,9 +94,10 @@ func keyDecision(key string) (string, bool) {
 // results of commands into these.
 type (
 	keyMsg struct {
-		key string // see parseKeys
-		// burst marks a key that arrived in one read with others (a paste,
-		// typeahead): it may move the selection but never decide.
+		key string // see keyName
+		// burst marks a key that came with others, closer together than
+		// a person types, or in a paste: it may move the selection but
+		// never decide.
 		burst bool
 	}
 	resizeMsg    struct{ width, height int }

@@ -8,167 +8,197 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"golang.org/x/term"
-)
-
-// Terminal sequences: the alternate screen keeps the approver from
-// scrolling the user's shell history away; the cursor is hidden meanwhile.
-const (
-	enterScreen = "\x1b[?1049h\x1b[?25l"
-	leaveScreen = "\x1b[?25h\x1b[?1049l"
-	home        = "\x1b[H"
-	eraseLine   = "\x1b[K"
-	eraseBelow  = "\x1b[J"
-	bell        = "\a"
 )
 
 // Driver timing.
 const (
 	tickEvery = 250 * time.Millisecond
-	// pollEvery bounds how long the key reader takes to notice the end.
-	pollEvery = 100 * time.Millisecond
+	// burstWindow holds each key back this long: keys that come closer
+	// together than a person types (a paste without bracketed paste,
+	// typeahead) are a burst, which may move the selection but never
+	// decide.
+	burstWindow = 15 * time.Millisecond
 )
 
-// termErr ends Run: the terminal failed or hung up.
-type termErr struct{ err error }
+// Messages of the driver.
+type (
+	// flushMsg ends the burst window opened by key number seq.
+	flushMsg struct{ seq int }
+	// hangupMsg: the terminal is gone.
+	hangupMsg struct{ err error }
+)
 
 // Run shows the approver on the terminal in/out (normally stdin and
 // stdout) until the user quits (q, Ctrl-C, Ctrl-D) or ctx ends, then
 // restores the terminal. It keeps trying to reach the hub meanwhile. Cancel
 // ctx on SIGTERM and SIGHUP so that the terminal is always restored.
-func Run(ctx context.Context, in, out *os.File, o Options) (err error) {
-	inFd, outFd := int(in.Fd()), int(out.Fd())
-	if !term.IsTerminal(inFd) || !term.IsTerminal(outFd) {
+// Bubble Tea owns the terminal: raw mode, the alternate screen, key
+// decoding, resizes and redraws.
+func Run(ctx context.Context, in, out *os.File, o Options) error {
+	if !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(out.Fd())) {
 		return errors.New("approve needs a terminal; in scripts use execgate pending, resolve and watch")
 	}
-	saved, err := term.MakeRaw(inFd)
-	if err != nil {
-		return fmt.Errorf("terminal raw mode: %w", err)
-	}
-	defer func() { err = errors.Join(err, term.Restore(inFd, saved)) }()
-	if _, err := io.WriteString(out, enterScreen); err != nil {
-		return fmt.Errorf("write terminal: %w", err)
-	}
-	defer func() {
-		_, werr := io.WriteString(out, leaveScreen)
-		err = errors.Join(err, werr)
-	}()
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs := make(chan any, 64)
-	start := func(cmds []cmd) {
-		for _, c := range cmds {
-			go func() {
-				if r := c.run(ctx); r != nil {
-					select {
-					case msgs <- r:
-					case <-ctx.Done():
-					}
-				}
-			}()
-		}
+	d := &driver{ctx: ctx, m: newModel(o)}
+	input := &hangupReader{File: in}
+	// The profile is fixed: Options.Color already decided, and detecting
+	// it would run `tmux info` inside tmux on every start.
+	p := tea.NewProgram(d, tea.WithContext(ctx), tea.WithInput(input), tea.WithOutput(out),
+		tea.WithoutSignalHandler(), tea.WithColorProfile(colorprofile.ANSI))
+	input.send = p.Send
+	_, err := p.Run()
+	ended := ctx.Err() != nil
+	cancel() // ends the commands still waiting
+	if d.m.src != nil {
+		_ = d.m.src.Close()
 	}
-	m := newModel(o)
-	defer func() {
-		if m.src != nil {
-			_ = m.src.Close()
-		}
-	}()
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
-	defer signal.Stop(winch)
-	m.update(sizeOf(outFd))
-	start(m.init())
-	go readKeys(ctx, inFd, msgs)
-	ticker := time.NewTicker(tickEvery)
-	defer ticker.Stop()
-
-	shown := ""
-	for !m.quit {
-		if frame := home + strings.Join(m.view(), eraseLine+"\r\n") + eraseLine + eraseBelow; frame != shown || m.bell {
-			if m.bell {
-				frame, m.bell = bell+frame, false
-			}
-			if _, err := io.WriteString(out, frame); err != nil {
-				return fmt.Errorf("write terminal: %w", err)
-			}
-			shown = strings.TrimPrefix(frame, bell)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case msg := <-msgs:
-			if e, ok := msg.(termErr); ok {
-				return e.err
-			}
-			start(m.update(msg))
-		case <-winch:
-			start(m.update(sizeOf(outFd)))
-		case <-ticker.C:
-			start(m.update(tickMsg{}))
-		}
+	switch {
+	case d.err != nil:
+		return d.err
+	case ended && errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrProgramPanic):
+		return nil
+	case err != nil:
+		return fmt.Errorf("terminal: %w", err)
 	}
 	return nil
 }
 
-func sizeOf(fd int) resizeMsg {
-	w, h, err := term.GetSize(fd)
-	if err != nil {
-		return resizeMsg{}
-	}
-	return resizeMsg{width: w, height: h}
+// hangupReader is the terminal's input; it reports the terminal's end,
+// which Bubble Tea takes quietly for the end of input, so that approve
+// does not stay connected as an approver nobody watches.
+type hangupReader struct {
+	*os.File
+	send func(tea.Msg)
 }
 
-// readKeys sends the keys typed on fd until ctx ends. It polls rather than
-// blocking in read, so that no read is left pending after Run returns to
-// swallow a key meant for the shell.
-func readKeys(ctx context.Context, fd int, msgs chan<- any) {
-	send := func(msg any) bool {
-		select {
-		case msgs <- msg:
-			return true
-		case <-ctx.Done():
-			return false
+func (r *hangupReader) Read(b []byte) (int, error) {
+	n, err := r.File.Read(b)
+	if n == 0 {
+		if err == nil || err == io.EOF {
+			err = errors.New("terminal hung up")
 		}
+		go r.send(hangupMsg{fmt.Errorf("read terminal: %w", err)})
 	}
-	buf := make([]byte, 256)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for ctx.Err() == nil {
-		n, err := unix.Poll(fds, int(pollEvery/time.Millisecond))
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			send(termErr{fmt.Errorf("poll terminal: %w", err)})
-			return
+	return n, err
+}
+
+// driver adapts the model to Bubble Tea: it turns the terminal's messages
+// into the model's, runs the model's commands and renders its rows.
+type driver struct {
+	ctx context.Context
+	m   *model
+	// held are the keys of the burst window under way; seq numbers keys.
+	held []keyMsg
+	seq  int
+	err  error
+}
+
+// Init starts the first connection and the clock.
+func (d *driver) Init() tea.Cmd {
+	return tea.Batch(append(d.cmds(d.m.init()), tick())...)
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update turns one message into the model's and returns its commands.
+func (d *driver) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		d.seq++
+		d.held = append(d.held, keyMsg{key: keyName(msg.Key())})
+		seq := d.seq
+		return d, tea.Tick(burstWindow, func(time.Time) tea.Msg { return flushMsg{seq} })
+	case tea.PasteMsg:
+		// Bracketed paste: every key in it is a burst.
+		for _, k := range pasteKeys(msg.Content) {
+			cmds = append(cmds, d.cmds(d.m.update(keyMsg{key: k, burst: true}))...)
 		}
-		if n == 0 || err != nil {
-			continue
+	case flushMsg:
+		if msg.seq != d.seq {
+			return d, nil // more keys came: a later flush takes them all
 		}
-		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 && fds[0].Revents&unix.POLLIN == 0 {
-			send(termErr{errors.New("terminal hung up")})
-			return
+		held := d.held
+		d.held = nil
+		for _, k := range held {
+			k.burst = len(held) > 1
+			cmds = append(cmds, d.cmds(d.m.update(k))...)
 		}
-		n, err = unix.Read(fd, buf)
+	case tea.WindowSizeMsg:
+		d.m.update(resizeMsg{width: msg.Width, height: msg.Height})
+	case tickMsg:
+		d.m.update(msg)
+		cmds = append(cmds, tick())
+	case hangupMsg:
+		d.err = msg.err
+		return d, tea.Quit
+	default:
+		cmds = d.cmds(d.m.update(msg))
+	}
+	if d.m.quit {
+		return d, tea.Quit
+	}
+	if d.m.bell {
+		d.m.bell = false
+		cmds = append(cmds, tea.Raw("\a"))
+	}
+	return d, tea.Batch(cmds...)
+}
+
+// cmds wraps the model's commands; their results come back to Update.
+func (d *driver) cmds(cs []cmd) []tea.Cmd {
+	out := make([]tea.Cmd, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, func() tea.Msg { return c.run(d.ctx) })
+	}
+	return out
+}
+
+// View draws the model's rows on the alternate screen.
+func (d *driver) View() tea.View {
+	v := tea.NewView(strings.Join(d.m.view(), "\n"))
+	v.AltScreen = true
+	return v
+}
+
+// keyName names a key as the model knows them: a printable rune (or
+// grapheme) is itself, and "up", "down", "left", "right", "enter",
+// "backspace", "esc", "ctrl+c" and "ctrl+d"; any other key or chord is "",
+// so that the "a" of Alt-a allows nothing.
+func keyName(k tea.Key) string {
+	const chords = tea.ModCtrl | tea.ModAlt | tea.ModMeta | tea.ModHyper | tea.ModSuper
+	if k.Text != "" && k.Mod&chords == 0 {
+		return k.Text
+	}
+	switch s := k.Keystroke(); s {
+	case "up", "down", "left", "right", "enter", "backspace", "esc", "ctrl+c", "ctrl+d":
+		return s
+	}
+	return ""
+}
+
+// pasteKeys are the keys a pasted text stands for: its runes, Return for a
+// line end, "" for other control characters.
+func pasteKeys(s string) []string {
+	var keys []string
+	for _, r := range s {
 		switch {
-		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
-			continue
-		case err != nil:
-			send(termErr{fmt.Errorf("read terminal: %w", err)})
-			return
-		case n == 0:
-			send(termErr{errors.New("terminal hung up")})
-			return
-		}
-		keys := parseKeys(buf[:n])
-		for _, k := range keys {
-			if !send(keyMsg{key: k, burst: len(keys) > 1}) {
-				return
-			}
+		case r == '\r' || r == '\n':
+			keys = append(keys, "enter")
+		case r < 0x20 || r == 0x7f:
+			keys = append(keys, "")
+		default:
+			keys = append(keys, string(r))
 		}
 	}
+	return keys
 }

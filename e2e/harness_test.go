@@ -19,8 +19,19 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/shim"
 )
+
+// TestMain keeps a CI job's own variables (CI=true) from the agents and
+// shims these tests start: they stand for a person's machine, where a
+// printed line is no workflow command.
+func TestMain(m *testing.M) {
+	for _, v := range policy.CIVariables() {
+		os.Unsetenv(v)
+	}
+	os.Exit(m.Run())
+}
 
 // enabled skips the test unless EXECGATE_E2E=1: `go test ./...` stays fast
 // and needs no npm.

@@ -204,6 +204,9 @@ type analyzer struct {
 	// them later in the same program is not taken for running a file of
 	// the workspace: its content is the program's own, unseen.
 	written map[string]bool
+	// printsToFile is set while classifying a statement whose standard
+	// output goes to a file: what it prints reaches no CI runner.
+	printsToFile bool
 	// downloaded holds the files that network programs earlier in the
 	// program write (curl -o, wget -O): running one is running code from
 	// the network, however many steps apart.

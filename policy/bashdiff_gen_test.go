@@ -116,6 +116,14 @@ var hideouts = []string{
 	"echo \\#; %s",
 	"echo a\\\n#b; %s",
 	"echo a \\\n#b\n%s",
+	// Single quotes are text in a double-quoted ${x-…} ${x=…} ${x+…}
+	// ${x?…}, and what they enclose is expanded.
+	"echo \"${x:-'$(%s)'}\"",
+	"x=1; echo \"${x:+'$(%s)'}\"",
+	"echo \"${x='`%s`'}\"",
+	"echo \"${y:-${z-'$(%s)'}}\"",
+	"cat <<EOF\n${x-'$(%s)'}\nEOF\n",
+	"echo \"${x#'$(%s)'}\"",
 }
 
 // mutationTokens are the pieces of shell syntax whose readings have
@@ -127,6 +135,7 @@ var mutationTokens = []string{
 	"~", "*", "?", "[", "!", "{", ",", "..", "$x", "${x:-", "\\'", "\\\"", "\\$", "\\#", "\\\r\n", "\r",
 	"pwnZ", " pwnZ ", ";pwnZ;", "\npwnZ\n", "$(pwnZ)", "`pwnZ`", "<(pwnZ)", " #\\\npwnZ", "$\\\n(pwnZ)",
 	"$'\\x{2d}'", "$'\\c@'", "{a,b}", "=(pwnZ)", "${(e)x}", "&|", "&!", "|&", ">|", "<>", "<<<",
+	"\"${x:-'", "'}\"", "${x+'$(pwnZ)'}", "\"${x-'$(pwnZ)'}\"",
 }
 
 // escapes are $'…' sequences whose decoding must be bash's.

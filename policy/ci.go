@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -34,6 +35,11 @@ var ciVariables = [...]string{
 	"TEAMCITY_VERSION", "TRAVIS", "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "DRONE", "CODEBUILD_BUILD_ID",
 	"WOODPECKER", "SEMAPHORE",
 }
+
+// CIVariables returns the environment variables whose presence tells the
+// analysis that a command runs in a CI job, where what it prints can be a
+// workflow command.
+func CIVariables() []string { return slices.Clone(ciVariables[:]) }
 
 // inCI reports whether the starting environment says this is a CI job.
 func (a *analyzer) inCI() bool {
@@ -177,7 +183,7 @@ const maxScannedFile = 1 << 20
 // ciOutput judges what a command prints, in CI: a workflow command among
 // it changes later steps.
 func (a *analyzer) ciOutput(seg *Segment, name string, words []word) {
-	if !a.inCI() {
+	if !a.inCI() || a.printsToFile {
 		return
 	}
 	flag := func(why string) {
@@ -258,6 +264,9 @@ func (a *analyzer) unscannedOutput(name string, args []word) string {
 				continue // its input: the command before it is judged
 			}
 			r := a.lookup(p)
+			if r.path != "" && a.written[r.path] {
+				return fmt.Sprintf("%s reads %s in CI, which this command writes first: what it will hold is not known here", name, p)
+			}
 			if !r.exists {
 				continue // a missing file (or a pattern word that is no file) prints nothing
 			}
@@ -281,7 +290,7 @@ func (a *analyzer) unscannedOutput(name string, args []word) string {
 // feeds (cat <<EOF) may print it, so a workflow command in it, or text
 // only known at run time, needs review there like echo's.
 func (a *analyzer) ciInput(seg *Segment, r *syntax.Redirect, target word) {
-	if !a.inCI() {
+	if !a.inCI() || a.printsToFile {
 		return
 	}
 	var text word
@@ -302,4 +311,39 @@ func (a *analyzer) ciInput(seg *Segment, r *syntax.Redirect, target word) {
 	case workflowCommand(text.text) != "":
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("feeds the CI workflow command %s to a command that may print it", workflowCommand(text.text)), Rule: "ci-workflow-command"})
 	}
+}
+
+// stdoutToFile reports whether a statement's own redirections leave its
+// standard output on a named file, where the CI runner does not read it
+// (echo "# header" >> "$SNAPSHOT_FILE"). Output duplicated onto another
+// descriptor, or onto /dev and /proc paths, may still reach the runner's
+// log; the file itself is remembered as written (see unscannedOutput).
+func stdoutToFile(s *syntax.Stmt) bool {
+	toFile := false
+	for _, r := range s.Redirs {
+		fd1 := r.N == nil || r.N.Value == "1"
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob:
+			if fd1 {
+				toFile = plainFileTarget(r.Word)
+			}
+		case syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob:
+			toFile = plainFileTarget(r.Word)
+		case syntax.DplOut, syntax.RdrInOut:
+			if fd1 {
+				toFile = false
+			}
+		}
+	}
+	return toFile
+}
+
+// plainFileTarget reports whether a redirection's target is a path known
+// before running that names no device or process file.
+func plainFileTarget(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	t := evalWord(w)
+	return t.known && t.text != "" && !strings.HasPrefix(t.text, "/dev/") && !strings.HasPrefix(t.text, "/proc/")
 }

@@ -34,6 +34,14 @@ func TestCIWorkflowCommands(t *testing.T) {
 		"cat <<'EOF'\n::set-output name=x::y\nEOF",
 		"cat <<< '##vso[task.setvariable variable=X]y'",
 		"cat <<EOF\n$PR_BODY\nEOF",
+		// Printed onto a file, then printed from it; or onto stderr,
+		// which the runner reads too.
+		"echo \"$PR_TITLE\" > out.txt; cat out.txt",
+		"cat > out.txt <<EOF\n$PR_BODY\nEOF\ngrep . out.txt",
+		"echo \"$PR_TITLE\" >&2",
+		"echo \"$PR_TITLE\" > /dev/stderr",
+		"echo \"$PR_TITLE\" > out.txt 1>&2",
+		"printf '%s\\n' \"$PR_TITLE\" &>/dev/stdout",
 	}
 	for _, env := range []map[string]string{{"GITHUB_ACTIONS": "true"}, {"TF_BUILD": "True"}, {"CI": "true"}} {
 		w.env = env
@@ -53,6 +61,17 @@ func TestCIWorkflowCommands(t *testing.T) {
 			"sed -n '10,20p' clean.txt",
 		} {
 			w.requireSafe(cmd)
+		}
+		// What goes to a file reaches no runner: an agent's own plumbing
+		// writing its snapshot file is not a workflow command.
+		for _, cmd := range []string{
+			"echo \"$PR_TITLE\" > out.txt",
+			"echo \"$PR_TITLE\" 1>&2 >> out.txt",
+			"cat > out.txt <<EOF\n$PR_BODY\nEOF",
+			"printf '%s' \"$PR_TITLE\" &> out.txt",
+		} {
+			res := w.evaluate(cmd, "echo **", "printf **", "cat **")
+			require.Equal(t, Allow, res.Decision, "%v %q: %v", env, cmd, res.Reasons)
 		}
 	}
 	// Outside CI, printing is printing.

@@ -16,8 +16,10 @@ import (
 func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame, piped bool) {
 	// A wrapper that changes directory (env -C) moves only the command it
 	// runs: the rest of the program stays where it was.
-	savedCwd, savedMoves := a.cwd, a.wrapperMoves
+	savedCwd, savedMoves, savedToFile := a.cwd, a.wrapperMoves, a.printsToFile
+	a.printsToFile = s != nil && stdoutToFile(s)
 	defer func() {
+		a.printsToFile = savedToFile
 		if a.wrapperMoves > savedMoves {
 			a.cwd, a.wrapperMoves = savedCwd, savedMoves
 		}

@@ -220,7 +220,7 @@ func (e *Engine) Evaluate(req Request) Result {
 // workspaceRunnerRule is the rule id of the workspace-runner class: a
 // command that runs the workspace's own code (npm test, go test, make,
 // pytest). It needs review by default; autoAllowWorkspaceRunners lets it
-// run (see README, "Workspace runners").
+// run (see docs/decisions.md, "Workspace runners").
 const workspaceRunnerRule = "workspace-runner"
 
 // workspaceRunnerOnly reports whether running the workspace's own code is

@@ -31,7 +31,12 @@ import (
 //     extended glob (`[[ a == @($(cmd)) ]]`), a process substitution in a
 //     parameter expansion's word (`${x:-<(cmd)}`);
 //   - a here-document that ends, for bash, inside an unfinished `$(` or
-//     `${`: the parser reads on past the delimiter line.
+//     `${`: the parser reads on past the delimiter line;
+//   - single quotes in the word of a double-quoted `${x:-word}` (also
+//     `-`, `=`, `:=`, `+`, `:+`, `?`, `:?`, and in an unquoted
+//     here-document's body): POSIX shells keep them as characters and
+//     expand what they enclose, so `echo "${x:-'$(cmd)'}"` runs cmd; the
+//     parser reads a quoted literal.
 //
 // parse refuses each class as a whole: the program is then not understood
 // (needs review, opaque), which a person may still approve, and bash runs
@@ -84,19 +89,23 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 		return "it ends in a backslash, which zsh drops and the parser keeps"
 	}
 	var why string
-	var quoted []bool // for each enclosing node: a double-quoted context
+	var ctx []quoting // for each enclosing node: how bash reads quotes there
 	skip := map[syntax.Node]bool{}
+	hdocBody := map[syntax.Node]bool{}
 	syntax.Walk(file, func(n syntax.Node) bool {
 		if why != "" {
 			return false
 		}
 		if n == nil {
-			quoted = quoted[:len(quoted)-1]
+			ctx = ctx[:len(ctx)-1]
 			return true
 		}
-		inQuotes := len(quoted) > 0 && quoted[len(quoted)-1]
 		if skip[n] {
 			return false // a quoted here-document's body: text, read alike
+		}
+		q := unquoted
+		if len(ctx) > 0 {
+			q = ctx[len(ctx)-1]
 		}
 		switch n := n.(type) {
 		case *syntax.Comment:
@@ -110,11 +119,15 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 			if end := int(n.End().Offset()); strings.HasSuffix(v, "$") && end >= 0 && end < len(src) {
 				v += src[end : end+1]
 			}
-			why = literalExpansion(v, inQuotes, lang)
+			why = literalExpansion(v, q == doubleQuoted, lang)
 		case *syntax.Redirect:
 			why = heredocOtherwise(src, n)
-			if n.Hdoc != nil && heredocQuoted(n.Word) {
-				skip[n.Hdoc] = true
+			if n.Hdoc != nil {
+				if heredocQuoted(n.Word) {
+					skip[n.Hdoc] = true
+				} else {
+					hdocBody[n.Hdoc] = true
+				}
 			}
 		case *syntax.CoprocClause:
 			// bash names a coprocess only before a compound command:
@@ -128,20 +141,64 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 			if lang == syntax.LangZsh && len(n.Args) > 0 && strings.HasPrefix(n.Args[0].Lit(), "{") && len(n.Args[0].Lit()) > 1 {
 				why = "zsh runs " + quoteWord(n.Args[0].Lit()) + " as a group of commands, the parser reads a word"
 			}
+		case *syntax.Word:
+			if hdocBody[n] {
+				q = doubleQuoted // an unquoted here-document's body reads like "…"
+			}
 		case *syntax.DblQuoted:
-			inQuotes = true
+			q = doubleQuoted
+		case *syntax.SglQuoted:
+			if q == defaultWordQuoted && !n.Dollar {
+				why = "single quotes inside a double-quoted ${x:-…} are text to bash, which expands what they enclose; the parser reads them as quotes"
+			}
 		case *syntax.ParamExp:
 			// The word of ${x:-word} is expanded like an unquoted one,
-			// process substitution included, even inside quotes.
-			inQuotes = false
+			// process substitution included, even inside quotes; but
+			// for - = + ? a single quote in it stays a character when
+			// the expansion is inside double quotes (POSIX; bash, dash
+			// and zsh alike).
+			if q != unquoted && n.Exp != nil && keepsDoubleQuoteRules(n.Exp.Op) {
+				q = defaultWordQuoted
+			} else {
+				q = unquoted
+			}
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+			q = unquoted // a new text, quoted afresh
 		}
-		quoted = append(quoted, inQuotes)
+		ctx = append(ctx, q)
 		return why == ""
 	})
 	if why == "" && strings.Contains(src, "\\\n") {
 		why = continuationsOtherwise(src, file, lang)
 	}
 	return why
+}
+
+// quoting is how bash reads a quote character at some node of a program.
+type quoting uint8
+
+const (
+	unquoted quoting = iota
+	// doubleQuoted: inside "…" or the body of an unquoted here-document.
+	doubleQuoted
+	// defaultWordQuoted: the word of ${x-…}, ${x=…}, ${x+…} or ${x?…}
+	// (colon or not) inside double quotes, where ' is a character and
+	// what it encloses is expanded: "${x:-'$(cmd)'}" runs cmd.
+	defaultWordQuoted
+)
+
+// keepsDoubleQuoteRules reports whether the word of a parameter expansion
+// with operator op keeps the rules of the double quotes around it, as
+// POSIX says of - = + ?; the pattern operators (# % / …) quote afresh.
+func keepsDoubleQuoteRules(op syntax.ParExpOperator) bool {
+	switch op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull,
+		syntax.AssignUnset, syntax.AssignUnsetOrNull,
+		syntax.AlternateUnset, syntax.AlternateUnsetOrNull,
+		syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		return true
+	}
+	return false
 }
 
 // commentsEnded returns src without the backslash that ends a comment

@@ -20,7 +20,7 @@ import (
 const SchemaVersion = 1
 
 // Report is what replaying a history found. Its JSON form is the schema
-// `execgate replay --json` prints, documented in the README.
+// `execgate replay --json` prints, documented in docs/replay.md.
 type Report struct {
 	Schema int `json:"schema"`
 	// Files is the number of transcripts read; Problems the number of

@@ -41,9 +41,7 @@ func replayRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // not exist here, so every command is judged in an unknown one.
 func TestReplayGolden(t *testing.T) {
 	replayEnv(t)
-	if _, err := os.Stat("/tmp/execgate-replay-fixture"); err == nil {
-		t.Skip("/tmp/execgate-replay-fixture exists on this machine")
-	}
+	fixtureAbsent(t)
 	code, text, stderr := replayRun(t, "../../testdata/replay")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
@@ -61,6 +59,7 @@ func TestReplayGolden(t *testing.T) {
 // read and what would have become of it.
 func TestReplayJSONL(t *testing.T) {
 	replayEnv(t)
+	fixtureAbsent(t)
 	code, out, stderr := replayRun(t, "--jsonl", "../../testdata/replay/captured/claude")
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -207,4 +206,13 @@ func firstFile(t *testing.T, dir string) string {
 	})
 	require.NotEmpty(t, found)
 	return found
+}
+
+// fixtureAbsent skips a test that needs the kept transcripts' directories
+// to be missing, as on a fresh machine.
+func fixtureAbsent(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/tmp/execgate-replay-fixture"); err == nil {
+		t.Skip("/tmp/execgate-replay-fixture exists on this machine: the kept transcripts' directories must be missing")
+	}
 }
