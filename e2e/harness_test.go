@@ -340,6 +340,30 @@ func (w *world) argvs() [][]string {
 	return out
 }
 
+// argvEnvs are the environments the shims had, in the order of argvs.
+func (w *world) argvEnvs() [][]string {
+	w.t.Helper()
+	entries, err := os.ReadDir(w.argvDir)
+	must(w.t, err)
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".argv") {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	var out [][]string
+	for _, n := range names {
+		raw, err := os.ReadFile(filepath.Join(w.argvDir, strings.TrimSuffix(n, ".argv")+".env"))
+		if err != nil {
+			out = append(out, nil) // the recording zsh keeps no environment
+			continue
+		}
+		out = append(out, strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00"))
+	}
+	return out
+}
+
 // audit is the audit log's events.
 func (w *world) audit() []shim.Event {
 	w.t.Helper()

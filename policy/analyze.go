@@ -220,6 +220,10 @@ type analyzer struct {
 	// wrapperMoves counts the directory changes of wrappers (env -C) in
 	// effect, which classify undoes after the wrapped command.
 	wrapperMoves int
+	// literals are the reads of variables the program gives literal text
+	// (literalvars.go); literalUses the segments that relied on them.
+	literals    literalVars
+	literalUses []*Segment
 	// pathState is what the analysis saw of the file system (disk.go).
 	pathState
 }
@@ -257,6 +261,9 @@ func (a *analyzer) program(src string, f frame) error {
 		return err
 	}
 	f.src = src
+	if f.depth == 0 && a.configDepth == 0 {
+		a.literals = findLiteralVars(file)
+	}
 	a.declarations(file)
 	a.stmts(file.Stmts, f)
 	a.net(file, f)
@@ -577,7 +584,8 @@ func (a *analyzer) declClause(c *syntax.DeclClause, s *syntax.Stmt, f frame) {
 				continue
 			}
 			// declare "$x" or declare 'a[…]=1': a name read at run time.
-			a.nameOperand(seg, w, f, true)
+			// With -f or -F it names a function, and no variable is set.
+			a.nameOperand(seg, w, f, !declaresFunctions(c))
 			if n, _, ok := strings.Cut(w.text, "="); ok && w.known {
 				a.exported(seg, varName(n), c.Variant.Value, flags)
 			}
@@ -662,6 +670,24 @@ func declFlags(c *syntax.DeclClause) string {
 		}
 	}
 	return sb.String()
+}
+
+// declaresFunctions reports whether declare's options, before its first
+// operand (bash reads none after it), make it name functions (-f, -F).
+func declaresFunctions(c *syntax.DeclClause) bool {
+	for _, as := range c.Args {
+		l := ""
+		if as.Naked && as.Name == nil && as.Value != nil {
+			l = as.Value.Lit()
+		}
+		if l == "--" || !strings.HasPrefix(l, "-") {
+			return false
+		}
+		if strings.ContainsAny(l, "fF") {
+			return true
+		}
+	}
+	return false
 }
 
 // namerefDecl records declare -n NAME=TARGET: from here on an assignment to

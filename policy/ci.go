@@ -191,7 +191,7 @@ func (a *analyzer) ciOutput(seg *Segment, name string, words []word) {
 	}
 	switch {
 	case name == "echo" || name == "printf":
-		text, known := printedText(name, words[1:])
+		text, known := printedText(name, a.literalWords(seg, words[1:]))
 		if !known {
 			flag(fmt.Sprintf("%s prints text only known at run time in CI, where a line can be a workflow command that changes later steps", name))
 		} else if c := workflowCommand(text); c != "" {
@@ -299,9 +299,9 @@ func (a *analyzer) ciInput(seg *Segment, r *syntax.Redirect, target word) {
 		if r.Hdoc == nil {
 			return
 		}
-		text = evalWord(r.Hdoc)
+		text = a.literalWord(seg, evalWord(r.Hdoc))
 	case syntax.WordHdoc:
-		text = target
+		text = a.literalWord(seg, target)
 	default:
 		return
 	}
@@ -318,17 +318,17 @@ func (a *analyzer) ciInput(seg *Segment, r *syntax.Redirect, target word) {
 // (echo "# header" >> "$SNAPSHOT_FILE"). Output duplicated onto another
 // descriptor, or onto /dev and /proc paths, may still reach the runner's
 // log; the file itself is remembered as written (see unscannedOutput).
-func stdoutToFile(s *syntax.Stmt) bool {
+func (a *analyzer) stdoutToFile(seg *Segment, s *syntax.Stmt) bool {
 	toFile := false
 	for _, r := range s.Redirs {
 		fd1 := r.N == nil || r.N.Value == "1"
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob:
 			if fd1 {
-				toFile = plainFileTarget(r.Word)
+				toFile = a.plainFileTarget(seg, r.Word)
 			}
 		case syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob:
-			toFile = plainFileTarget(r.Word)
+			toFile = a.plainFileTarget(seg, r.Word)
 		case syntax.DplOut, syntax.RdrInOut:
 			if fd1 {
 				toFile = false
@@ -339,11 +339,12 @@ func stdoutToFile(s *syntax.Stmt) bool {
 }
 
 // plainFileTarget reports whether a redirection's target is a path known
-// before running that names no device or process file.
-func plainFileTarget(w *syntax.Word) bool {
+// before running that names no device or process file: literal, or a
+// variable the program set to literal text (literalvars.go).
+func (a *analyzer) plainFileTarget(seg *Segment, w *syntax.Word) bool {
 	if w == nil {
 		return false
 	}
-	t := evalWord(w)
+	t := a.literalWord(seg, evalWord(w))
 	return t.known && t.text != "" && !strings.HasPrefix(t.text, "/dev/") && !strings.HasPrefix(t.text, "/proc/")
 }

@@ -17,7 +17,7 @@ func (a *analyzer) classify(seg *Segment, words []word, s *syntax.Stmt, f frame,
 	// A wrapper that changes directory (env -C) moves only the command it
 	// runs: the rest of the program stays where it was.
 	savedCwd, savedMoves, savedToFile := a.cwd, a.wrapperMoves, a.printsToFile
-	a.printsToFile = s != nil && stdoutToFile(s)
+	a.printsToFile = s != nil && a.stdoutToFile(seg, s)
 	defer func() {
 		a.printsToFile = savedToFile
 		if a.wrapperMoves > savedMoves {

@@ -95,6 +95,17 @@ type Trust struct {
 	getenv  func(string) string
 	// dialect is the shell the envelope was handed to (see UnwrapAs).
 	dialect Dialect
+	// agentExe is the agent's own executable when the caller knows it
+	// (WithAgentExecutable); else it is the executable of the process
+	// that started this one (see agentExecutable).
+	agentExe string
+}
+
+// WithAgentExecutable returns t knowing the agent's own executable, for a
+// caller that is not the agent's child (the end-to-end tests).
+func (t Trust) WithAgentExecutable(path string) Trust {
+	t.agentExe = path
+	return t
 }
 
 // NewTrust compiles the trusted sources for the agents: cfg's when it sets
@@ -434,7 +445,8 @@ func (t Trust) claudePrologue(src string, s *syntax.Stmt) bool {
 		return t.claudeZshPrologue(src, s)
 	}
 	if text, ok := stmtSource(src, s); ok {
-		if slices.Contains(claudeBuiltinPieces, text) {
+		// A bash has no setopt: `\builtin setopt …` fails there, quietly.
+		if slices.Contains(claudeBuiltinPieces, text) || claudeZshSetopt(text) {
 			return true
 		}
 		if m := claudeGuard.get().FindStringSubmatch(text); m != nil && m[1] == m[2] {
@@ -674,6 +686,35 @@ var claudeZshPieces = []string{
 	`\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS 2>/dev/null`,
 }
 
+// claudeZshSetopt is a zsh prologue piece by what it does: `\builtin
+// setopt` of options that each turn an expansion off or keep zsh's
+// default (Claude Code adds to the list from release to release: 2.1.332
+// has NO_RC_QUOTES), so zsh reads the payload as execgate does or with
+// less expanded.
+func claudeZshSetopt(text string) bool {
+	rest, ok := strings.CutPrefix(text, `\builtin setopt `)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutSuffix(rest, " 2>/dev/null")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, opt := range strings.Split(rest, " ") {
+		switch opt {
+		case "NO_BARE_GLOB_QUAL", // no (…) qualifiers after a glob
+			"NO_BRACE_CCL",         // the default: no {a-z} ranges
+			"NO_EQUALS",            // no =cmd path expansion
+			"NO_EXTENDED_GLOB",     // the default: no ^, ~ or # in globs
+			"NO_MAGIC_EQUAL_SUBST", // the default: no ~ after = in words
+			"NO_RC_QUOTES":         // the default: '' is no quote in '…'
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // claudeZshPrologue is claudePrologue for a zsh: the zsh option pieces,
 // the unalias/unset guards, and the source of a zsh snapshot in Claude
 // Code's snapshot directory.
@@ -682,7 +723,7 @@ func (t Trust) claudeZshPrologue(src string, s *syntax.Stmt) bool {
 	if !ok {
 		return false
 	}
-	if slices.Contains(claudeZshPieces, text) {
+	if slices.Contains(claudeZshPieces, text) || claudeZshSetopt(text) {
 		return true
 	}
 	if m := claudeGuard.get().FindStringSubmatch(text); m != nil && m[1] == m[2] {

@@ -139,6 +139,7 @@ func (e *Engine) Analyze(req Request) Result {
 		a.segs = append(a.segs, seg)
 	}
 	a.resolveArithUses()
+	a.resolveLiteralUses()
 	res.assigned, res.assignsUnknown = a.vars.assigned, a.vars.poisonAll
 	res.Segments = a.segs
 	for _, s := range a.segs {

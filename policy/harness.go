@@ -2,14 +2,12 @@ package policy
 
 import (
 	"cmp"
-	"embed"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -18,8 +16,9 @@ import (
 // Gemini CLI 0.61's subshell wrapper, Claude Code's environment scripts
 // before its prologue, and Claude Code's own start-up commands (the `env`
 // probe and the shell-snapshot writer), which run no model command at all.
-// Each is recognised by its exact structure; anything more or less around
-// it is judged like any other command.
+// The wrappers are recognised by their structure, the snapshot writer by
+// what it does (plumbing.go); anything more around them is judged like any
+// other command.
 
 // geminiSubshell recognises the wrapper of Gemini CLI 0.61 and later:
 //
@@ -241,11 +240,10 @@ func readLimited(path string) (string, error) {
 // model command: Claude Code's `bash -c env` probe and its shell-snapshot
 // writer (`bash -c -l "SNAPSHOT_FILE=…"`). agent is the agent the caller's
 // environment names: only Claude Code's own process runs them. The writer
-// is compared with the templates in harness/, made from the scripts the
-// real CLI sent (testdata/envelopes/captured); its variable parts (the
-// snapshot file, the rc file, Claude's own path, the PATH it records, a
-// random here-document delimiter) must each have their expected form.
-// The result has Harness set and no payload.
+// is recognised by what it does (see plumbing.go), so that a release that
+// rewords it still runs; the writers the real CLIs sent are kept as tests
+// (testdata/envelopes/captured). The result has Harness set and no
+// payload.
 func (t Trust) Harness(program string, params []string, agent string) (Envelope, bool) {
 	return t.HarnessAs(program, params, agent, DialectBash)
 }
@@ -263,158 +261,24 @@ func (t Trust) HarnessAs(program string, params []string, agent string, d Dialec
 	case program == "env":
 		env.Harness = "environment probe"
 		return env, true
-	case strings.HasPrefix(program, "SNAPSHOT_FILE=") && t.claudeSnapshotWriter(program):
+	case strings.HasPrefix(program, snapshotVar+"=") && t.claudeSnapshotByEffect(program):
 		env.Harness = "shell snapshot"
 		return env, true
 	}
 	return Envelope{}, false
 }
 
-//go:embed harness
-var harnessFiles embed.FS
-
-// snapshotSlots are the slots of the snapshot-writer templates, with the
-// bytes each value may hold. Every template puts a byte outside the set
-// right after each slot, so a value is the longest run of such bytes.
-var snapshotSlots = table[func(byte) bool]{
-	{"{{CLAUDE_BIN}}", pathByte},
-	{"{{CLAUDE_EXE}}", pathByte},
-	{"{{DELIM}}", func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }},
-	{"{{PATH}}", func(c byte) bool { return pathByte(c) || c == ':' }},
-	{"{{RCFILE}}", pathByte},
-	{"{{SNAPSHOT_FILE}}", pathByte},
-}
-
-// pathByte is a byte of a path that needs no quoting anywhere in a script.
-func pathByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_./@+-", c) >= 0
-}
-
-var slotName = &lazyRegexp{expr: `\{\{[A-Z_]+\}\}`}
-
-// snapshotTemplate is one template: literal text and slots, alternating,
-// starting and ending with literal text (maybe empty).
-type snapshotTemplate struct {
-	literals []string
-	slots    []string
-}
-
-// snapshotTemplates returns the templates of harness/*.tmpl, read on first
-// use; they are fixed at build time.
-func snapshotTemplates() []snapshotTemplate {
-	harnessTemplates.once.Do(func() { harnessTemplates.list = readSnapshotTemplates() })
-	return harnessTemplates.list
-}
-
-// harnessTemplates holds what snapshotTemplates read. A zero sync.Once
-// costs nothing at start-up, where a package-level sync.OnceValue is
-// built by init code in every shim process. Should reading panic, the
-// list stays empty: no snapshot writer is recognised, the strict side.
-var harnessTemplates struct {
-	once sync.Once
-	list []snapshotTemplate
-}
-
-// readSnapshotTemplates reads and compiles harness/*.tmpl.
-func readSnapshotTemplates() []snapshotTemplate {
-	entries, _ := harnessFiles.ReadDir("harness")
-	var out []snapshotTemplate
-	for _, e := range entries {
-		raw, err := harnessFiles.ReadFile("harness/" + e.Name())
-		if err != nil || !strings.HasPrefix(e.Name(), "claude-snapshot-") {
-			continue
-		}
-		if tm, ok := compileTemplate(string(raw)); ok {
-			out = append(out, tm)
-		}
+// HarnessProblem says why program is not the agent's start-up command it
+// looks like ("" when it is one, or looks like none): for the end-to-end
+// tests' note on a new release's writer.
+func (t Trust) HarnessProblem(program string, d Dialect) string {
+	t.dialect = d
+	if !strings.HasPrefix(program, snapshotVar+"=") {
+		return ""
 	}
-	return out
-}
-
-// compileTemplate splits a template at its slots. A template with an
-// unknown slot, or a slot followed by a byte it could hold, is dropped (it
-// could only match less).
-func compileTemplate(text string) (snapshotTemplate, bool) {
-	var tm snapshotTemplate
-	last := 0
-	for _, loc := range slotName.get().FindAllStringIndex(text, -1) {
-		name := text[loc[0]:loc[1]]
-		in, ok := snapshotSlots.lookup(name)
-		if !ok || loc[1] >= len(text) || in(text[loc[1]]) {
-			return snapshotTemplate{}, false
-		}
-		tm.literals = append(tm.literals, text[last:loc[0]])
-		tm.slots = append(tm.slots, name)
-		last = loc[1]
-	}
-	tm.literals = append(tm.literals, text[last:])
-	return tm, true
-}
-
-// match returns the slots' values when program is exactly the template.
-func (tm snapshotTemplate) match(program string) ([]string, bool) {
-	rest, ok := strings.CutPrefix(program, tm.literals[0])
-	if !ok {
-		return nil, false
-	}
-	values := make([]string, len(tm.slots))
-	for i, name := range tm.slots {
-		in := snapshotSlots.get(name)
-		n := 0
-		for n < len(rest) && in(rest[n]) {
-			n++
-		}
-		values[i] = rest[:n]
-		if rest, ok = strings.CutPrefix(rest[n:], tm.literals[i+1]); !ok {
-			return nil, false
-		}
-	}
-	return values, rest == ""
+	return t.snapshotWriterProblem(program)
 }
 
 // claudeRCFiles are the start-up files the snapshot writer may source,
 // under the home directory.
 var claudeRCFiles = []string{".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv"}
-
-// claudeSnapshotWriter reports whether program is one of the snapshot
-// writer's templates with acceptable values in its slots.
-func (t Trust) claudeSnapshotWriter(program string) bool {
-	for _, tm := range snapshotTemplates() {
-		if values, ok := tm.match(program); ok && t.snapshotValues(tm.slots, values) {
-			return true
-		}
-	}
-	return false
-}
-
-// snapshotValues checks the values a template matched: the snapshot is a
-// trusted snapshot file, the rc file one of the user's own, and each slot
-// that recurs has one value.
-func (t Trust) snapshotValues(slots, values []string) bool {
-	seen := map[string]string{}
-	for i, name := range slots {
-		v := values[i]
-		if prev, ok := seen[name]; ok && prev != v {
-			return false
-		}
-		seen[name] = v
-		switch name {
-		case "{{SNAPSHOT_FILE}}":
-			if !t.trustedSource(AgentClaudeCode, v) {
-				return false
-			}
-			if t.dialect == DialectZsh && !strings.HasPrefix(filepath.Base(v), "snapshot-zsh-") {
-				return false
-			}
-		case "{{RCFILE}}":
-			if t.home == "" || !slices.ContainsFunc(claudeRCFiles, func(rc string) bool { return v == filepath.Join(t.home, rc) }) {
-				return false
-			}
-		case "{{CLAUDE_BIN}}", "{{CLAUDE_EXE}}":
-			if !filepath.IsAbs(v) || filepath.Clean(v) != v {
-				return false
-			}
-		}
-	}
-	return true
-}

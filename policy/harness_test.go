@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +27,12 @@ func splitArgv(t testing.TB, argv []string) (program string, params []string) {
 	return argv[i], argv[i+1:]
 }
 
+// The values the captures' {{PATH}} and {{CLAUDE_EXE}} stand for.
+const (
+	capturedPath = "/usr/local/bin:/usr/bin:/bin"
+	capturedExe  = "/opt/claude-code/bin/claude.exe"
+)
+
 // capturedWorld fills the captured shapes' placeholders for one test.
 type capturedWorld struct {
 	home, tmp string
@@ -40,7 +44,10 @@ func newCapturedWorld(t testing.TB) *capturedWorld {
 	home, err := os.MkdirTemp("", "home")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(home) })
-	return &capturedWorld{home: home, tmp: "/tmp", env: map[string]string{}}
+	// The PATH and executable Claude Code had: its snapshot records the
+	// one and runs the other (the captures' {{PATH}} and {{CLAUDE_EXE}}).
+	return &capturedWorld{home: home, tmp: "/tmp", env: map[string]string{
+		"PATH": capturedPath, "CLAUDE_CODE_EXECPATH": capturedExe}}
 }
 
 func (w *capturedWorld) trust() Trust {
@@ -51,8 +58,7 @@ func (w *capturedWorld) trust() Trust {
 // Code's prologue is written to a file that CLAUDE_ENV_FILE names, as
 // Claude Code had it.
 func (w *capturedWorld) fill(t testing.TB, s string, payload string) string {
-	s = strings.NewReplacer("{{ID}}", "k3v9x2", "{{PATH}}", "/usr/local/bin:/usr/bin:/bin",
-		"{{CLAUDE_EXE}}", "/opt/claude-code/bin/claude.exe").Replace(s)
+	s = strings.NewReplacer("{{ID}}", "k3v9x2", "{{PATH}}", capturedPath, "{{CLAUDE_EXE}}", capturedExe).Replace(s)
 	s = vectors.Fill([]string{s}, w.home, w.tmp, payload, strings.Contains(payload, "<<"))[0]
 	if script, _, ok := strings.Cut(s, "\n: && "); ok && !strings.HasPrefix(s, "SNAPSHOT_FILE=") {
 		f := filepath.Join(w.home, "agent-env.sh")
@@ -117,7 +123,7 @@ var nearMisses = []struct {
 	{"a command on a new first line", func(p string) string { return "rm -rf ~/victim\n" + p }},
 	{"run in the background", func(p string) string { return p + " &" }},
 	{"a command before the payload's eval", func(p string) string {
-		return strings.Replace(p, "eval ", "rm -rf ~/victim && eval ", 1)
+		return strings.Replace(p, "eval '", "rm -rf ~/victim && eval '", 1)
 	}},
 	{"the trap replaced", func(p string) string {
 		return strings.Replace(p, `trap 'jobs -p > "$_bgpids_file"' EXIT`, `trap 'rm -rf ~/victim' EXIT`, 1)
@@ -240,52 +246,6 @@ func TestClaudeEnvScriptMustMatchItsFiles(t *testing.T) {
 	} {
 		_, ok = w.trust().Unwrap(wrong, nil)
 		assert.False(t, ok, "%q", wrong)
-	}
-}
-
-// snapshotTemplateOf turns a captured snapshot writer into a template.
-func snapshotTemplateOf(t *testing.T, raw string) string {
-	tm := strings.NewReplacer(
-		"{{HOME}}/.claude/shell-snapshots/snapshot-bash-{{ID}}.sh", "{{SNAPSHOT_FILE}}",
-		"{{HOME}}/.claude/shell-snapshots/snapshot-zsh-{{ID}}.sh", "{{SNAPSHOT_FILE}}",
-		`source "{{HOME}}/.bashrc"`, `source "{{RCFILE}}"`,
-		`source "{{HOME}}/.zshrc"`, `source "{{RCFILE}}"`,
-		"{{HOME}}/.local/bin/claude", "{{CLAUDE_BIN}}",
-		"PATH_END_{{ID}}", "PATH_END_{{DELIM}}",
-		"CLAUDE_CODE_END_{{ID}}", "CLAUDE_CODE_END_{{DELIM}}",
-	).Replace(raw)
-	for _, left := range []string{"{{HOME}}", "{{ID}}", "{{TMP}}"} {
-		require.NotContains(t, tm, left, "a captured snapshot writer with a part the templates have no slot for")
-	}
-	return tm
-}
-
-// TestSnapshotTemplatesFromCaptures checks that harness/ has a template
-// for every snapshot writer captured from the real CLI;
-// EXECGATE_UPDATE_TEMPLATES=1 writes the missing ones.
-func TestSnapshotTemplatesFromCaptures(t *testing.T) {
-	all, err := vectors.ReadAllCaptured()
-	require.NoError(t, err)
-	for _, c := range all {
-		for _, shape := range c.Shapes {
-			raw, _ := splitArgv(t, shape.Argv)
-			if !strings.HasPrefix(raw, "SNAPSHOT_FILE=") {
-				continue
-			}
-			tm := snapshotTemplateOf(t, raw)
-			sum := sha256.Sum256([]byte(tm))
-			path := filepath.Join("harness", "claude-snapshot-"+hex.EncodeToString(sum[:6])+".tmpl")
-			have, err := os.ReadFile(path)
-			if err == nil && string(have) == tm {
-				continue
-			}
-			if os.Getenv("EXECGATE_UPDATE_TEMPLATES") == "1" {
-				require.NoError(t, os.WriteFile(path, []byte(tm), 0o644))
-				continue
-			}
-			t.Errorf("%s@%s: no template %s for a captured snapshot writer; EXECGATE_UPDATE_TEMPLATES=1 go test ./policy -run %s writes it",
-				c.Agent, c.Version, path, t.Name())
-		}
 	}
 }
 

@@ -14,7 +14,7 @@ func TestLazyRegexps(t *testing.T) {
 		"arithNumber": arithNumber, "identifier": identifier, "conventionalPath": conventionalPath,
 		"printfConversion": printfConversion, "awkRedirect": awkRedirect, "workspacePathText": workspacePathText,
 		"firstLiteral": firstLiteral, "secretName": secretName, "inspectTemplateSafe": inspectTemplateSafe,
-		"claudeEnvHookFile": claudeEnvHookFile, "slotName": slotName, "claudeGuard": claudeGuard,
+		"claudeEnvHookFile": claudeEnvHookFile, "claudeGuard": claudeGuard,
 		"redirectArrayVar": redirectArrayVar,
 		// paths (issue 22)
 		"jqImport": jqImport, "sedSelect": sedSelect,

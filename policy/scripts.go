@@ -188,7 +188,8 @@ func awkProgramUnsafe(w word) string {
 	switch {
 	case strings.Contains(prog, "system"):
 		return "runs commands (system)"
-	case strings.Contains(prog, "|"):
+	case strings.Contains(strings.ReplaceAll(prog, "||", ""), "|"):
+		// || is awk's "or"; a | left is a pipe (print | "cmd", |&).
 		return "pipes to or from a command"
 	case awkRedirect.get().MatchString(prog):
 		return "may write to a file (print >)"

@@ -74,7 +74,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"stdinNames": stdinNames, "publicParams": publicParams, "harmlessSetOption": harmlessSetOption,
 		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes, "prescanWords": prescanWords,
 		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
-		"unsupportedNodes": unsupportedNodes, "effects": effects,
+		"unsupportedNodes": unsupportedNodes, "effects": effects, "stateListers": stateListers,
 		// paths (issue 22)
 		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
 		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
@@ -85,7 +85,8 @@ func TestStaticTablesSorted(t *testing.T) {
 	}
 	keys := map[string][]string{
 		"shellLangs": tableKeys(shellLangs), "dryRunOptions": tableKeys(dryRunOptions), "reasonEffects": tableKeys(reasonEffects),
-		"snapshotSlots": tableKeys(snapshotSlots), "fileWriters": tableKeys(fileWriters), "codeFileOptions": tableKeys(codeFileOptions),
+		"writerReasons": tableKeys(writerReasons), "snapshotCode": tableKeys(snapshotCode), "bundledTools": tableKeys(bundledTools), "stateFilters": tableKeys(stateFilters),
+		"fileWriters": tableKeys(fileWriters), "codeFileOptions": tableKeys(codeFileOptions),
 		"zshCommands": tableKeys(zshCommands), "builtinTable": tableKeys(builtinTable), "downloadOutputs": tableKeys(downloadOutputs),
 		"defaultTrustedSources": tableKeys(defaultTrustedSources), "claudeEnvHookOrder": tableKeys(claudeEnvHookOrder),
 		// paths (issue 22)

@@ -37,7 +37,9 @@ var linkFollowers = table[linkFollow]{
 	{"egrep", linkFollow{follow: []string{"-R", "--dereference-recursive"}}},
 	{"fgrep", linkFollow{follow: []string{"-R", "--dereference-recursive"}}},
 	{"find", linkFollow{follow: []string{"-L", "-follow"}}},
-	{"grep", linkFollow{follow: []string{"-R", "--dereference-recursive"}}},
+	// -S, --dereference: ugrep's, which Claude Code's grep runs: with -r
+	// it follows every link, like -R.
+	{"grep", linkFollow{follow: []string{"-R", "--dereference-recursive", "-S", "--dereference"}}},
 	{"ls", linkFollow{follow: []string{"-L", "--dereference"}, recursive: []string{"-R", "--recursive"}}},
 	{"rg", linkFollow{follow: []string{"-L", "--follow"}}},
 	{"rsync", linkFollow{follow: []string{"-L", "--copy-links", "--copy-unsafe-links", "-k", "--copy-dirlinks"}}},

@@ -264,6 +264,11 @@ func (a *analyzer) zshUnmodelled(file *syntax.File, f frame) {
 			case syntax.AppClob, syntax.RdrAllClob, syntax.AppAllClob:
 				flag(n, "the redirection %s is zsh's own", n.Op)
 			}
+			if n.Hdoc != nil && quotedDelimiter(n.Word) {
+				// A quoted delimiter: zsh expands nothing in the body,
+				// which is data however it reads.
+				return false
+			}
 		case *syntax.FuncDecl:
 			zshFunc(n, flag)
 		case *syntax.CallExpr:

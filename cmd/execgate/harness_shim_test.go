@@ -27,8 +27,15 @@ func TestShimClaudeStartupCommands(t *testing.T) {
 	e, home, tmp := envelopeEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny"}}`)
 	configBefore, err := os.ReadFile(e.config)
 	require.NoError(t, err)
+	// The snapshot records the PATH Claude Code has, which is the shim's.
+	path := ""
+	for _, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
 	fill := func(s string) string {
-		s = strings.NewReplacer("{{ID}}", "k3v9x2", "{{PATH}}", "/usr/bin:/bin").Replace(s)
+		s = strings.NewReplacer("{{ID}}", "k3v9x2", "{{PATH}}", path).Replace(s)
 		return vectors.Fill([]string{s}, home, tmp, "", false)[0]
 	}
 	run := func(program string, env ...string) outcome {
@@ -60,6 +67,20 @@ func TestShimClaudeStartupCommands(t *testing.T) {
 			assert.Equal(t, shim.EventStarted, ev.Event)
 			assert.True(t, strings.HasPrefix(ev.Command, "Claude Code start-up: "), "audit names it: %q", ev.Command)
 			assert.Equal(t, program, ev.Envelope, "the audit log keeps the whole program")
+
+			// On a CI machine too: what the writer prints goes into its
+			// snapshot, and its error message is known text.
+			o = run(program, "CLAUDECODE=1", "EXECGATE_AGENT=claude-code", "CI=true", "GITHUB_ACTIONS=true")
+			require.Equal(t, 0, o.status, "in CI: stderr %q", o.stderr)
+			assert.True(t, strings.HasPrefix(lastDecision(t, e).Command, "Claude Code start-up: "), "in CI")
+
+			// BASH_ENV runs a file before the program, unseen: judged.
+			marker := filepath.Join(home, "bash-env-ran")
+			rc := filepath.Join(home, "bash-env.sh")
+			require.NoError(t, os.WriteFile(rc, []byte("touch "+marker+"\n"), 0o644))
+			o = run(program, "CLAUDECODE=1", "EXECGATE_AGENT=claude-code", "BASH_ENV="+rc)
+			assert.Equal(t, 126, o.status, "with BASH_ENV: stdout %q", o.stdout)
+			assert.NoFileExists(t, marker)
 
 			o = run(program) // not Claude Code's process
 			assert.Equal(t, 126, o.status, "stdout %q", o.stdout)

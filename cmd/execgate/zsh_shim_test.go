@@ -142,10 +142,19 @@ func TestZshShimClaudeCode(t *testing.T) {
 	c, err := vectors.ReadCaptured(filepath.Join("..", "..", "testdata", "envelopes", "captured", "claude@2.1.328.json"))
 	require.NoError(t, err)
 	e, home, tmp := envelopeEnv(t, `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny"}}`)
-	e.env = append(e.env, "CLAUDECODE=1", "EXECGATE_AGENT=claude-code")
+	// The snapshot's functions run Claude Code's own executable, which the
+	// shim knows from CLAUDE_CODE_EXECPATH here (from its parent process
+	// under the real CLI, e2e), and record the PATH it has, the shim's.
+	const exe = "/opt/claude-code/bin/claude.exe"
+	e.env = append(e.env, "CLAUDECODE=1", "EXECGATE_AGENT=claude-code", "CLAUDE_CODE_EXECPATH="+exe)
+	path := ""
+	for _, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
 	fill := func(s, payload string) string {
-		s = strings.NewReplacer("{{ID}}", "k3v9x2", "{{PATH}}", "/usr/bin:/bin",
-			"{{CLAUDE_EXE}}", "/opt/claude-code/bin/claude.exe").Replace(s)
+		s = strings.NewReplacer("{{ID}}", "k3v9x2", "{{PATH}}", path, "{{CLAUDE_EXE}}", exe).Replace(s)
 		return vectors.Fill([]string{s}, home, tmp, payload, false)[0]
 	}
 	var startup, zshEnvelopes, bashEnvelopes []string
