@@ -121,3 +121,12 @@ func (a *analyzer) foreign(w word) bool {
 	abs := a.resolve(t)
 	return abs != "" && !a.insideWorkspace(abs) && !a.pathIn("harmless", abs)
 }
+
+// NotAWorkspace reports whether dir can never be a workspace for req: /,
+// the user's home and what holds it, the temporary directories' roots and
+// the system's own directories. Nothing there is granted as the
+// workspace's, and execgate keeps no checkpoints of it.
+func (e *Engine) NotAWorkspace(req Request, dir string) bool {
+	a := &analyzer{r: e.rules, home: req.Home, getenv: req.env}
+	return a.notAWorkspace(dir)
+}

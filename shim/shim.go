@@ -355,6 +355,10 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	s.ev.Decision = string(policy.Allow)
 
 	touched := s.touchAllowlist(cfg, agent, configPath, res)
+	if status, stop := s.checkpointFirst(ctx, req, res, configPath); stop {
+		<-touched
+		return status, 0
+	}
 	// Only output an agent reads is capped (see capture.go); the envelope,
 	// if any, is known by now.
 	capped := s.capOutput(&run, agent)

@@ -121,5 +121,6 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(newGateCmd(g))
 	root.AddCommand(newVersionCmd(g))
 	root.AddCommand(newDoctorCmd(g))
+	root.AddCommand(newUndoCmd(g))
 	return root
 }
