@@ -5,7 +5,7 @@
 #   ./install.sh --uninstall          undo setup, stop the hub, remove what this script installed
 #   ./install.sh --uninstall --force  remove it even if something still runs execgate
 #
-# Installs bin/execgate, bin/execgate-shell and the shim links
+# Installs bin/execgate, bin/execgate-shell, bin/execgate-export and the shim links
 # lib/execgate/shims/{bash,sh,zsh} (to execgate-shell), and
 # writes the default configuration if there is none. Idempotent: running it
 # again rebuilds the binary and refreshes the links; it never overwrites a
@@ -91,7 +91,7 @@ remove_files() {
 		fi
 	done
 	rmdir "$shimdir" "$prefix/lib/execgate" 2>/dev/null || true
-	for bin in "$exe" "$exe-shell"; do
+	for bin in "$exe" "$exe-shell" "$exe-export"; do
 		if [ -e "$bin" ] || [ -L "$bin" ]; then
 			rm -f "$bin"
 			removed+=("$bin")
@@ -183,6 +183,20 @@ else
 	say "installed $bindir/execgate"
 fi
 trap - EXIT
+
+# execgate-export sends the audit log to the collectors audit.export names
+# (`execgate log --export` runs it). It is a binary apart so that neither
+# the shim nor the CLI, which every hook call starts, links and initialises
+# the OpenTelemetry SDK.
+if [ -z "${EXECGATE_BINARY:-}" ]; then
+	tmpexport=$(mktemp "$bindir/.execgate-export.XXXXXX")
+	trap 'rm -f "$tmpexport"' EXIT
+	(cd "$here" && CGO_ENABLED=0 go build -trimpath -buildvcs=auto -o "$tmpexport" ./cmd/execgate-export)
+	chmod 0755 "$tmpexport"
+	mv -f "$tmpexport" "$bindir/execgate-export"
+	trap - EXIT
+	say "installed $bindir/execgate-export"
+fi
 
 # The shims: the shim binary behaves as a shell when invoked as bash, sh or
 # zsh (the zsh shim runs the real zsh, and refuses to run anything without

@@ -8,6 +8,8 @@ type AuditConfig struct {
 	// its output: OutputTailOff, OutputTailOn or
 	// OutputTailUnlessCredentials ("" means DefaultOutputTail).
 	OutputTail OutputTail `json:"outputTail,omitempty"`
+	// Export names the collectors the log is also sent to (export.go).
+	Export AuditExport `json:"export,omitzero"`
 }
 
 // OutputTail is audit.outputTail's value.
@@ -67,6 +69,7 @@ func (p *parser) parseAudit(v any) AuditConfig {
 			a.OutputTail = OutputTailOff
 		}
 	}
-	p.unknownFields("audit", m, []string{"outputTail"})
+	a.Export = p.parseExport("audit.export", m["export"])
+	p.unknownFields("audit", m, []string{"outputTail", "export"})
 	return a
 }

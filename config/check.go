@@ -11,7 +11,8 @@ import (
 	"github.com/execgate/execgate/internal/display"
 )
 
-// Report is what Check finds in a configuration file.
+// Report is what Check finds in a configuration file and the managed
+// policy merged over it.
 type Report struct {
 	Path string
 	// Missing: there is no file, and the built-in defaults apply.
@@ -22,12 +23,25 @@ type Report struct {
 	// Warnings are the problems ParseConfig works around, each replaced by
 	// the strictest reading (see ParseConfig).
 	Warnings []string
+
+	// ManagedPath is the managed policy file; Managed is set when there is
+	// one. ManagedUnusable, ManagedWarnings are its problems, as above.
+	ManagedPath     string
+	Managed         bool
+	ManagedUnusable *UnusableError
+	ManagedWarnings []string
+	// Overruled lists the settings of the file that the managed policy
+	// does not let apply (Config.ManagedConflicts).
+	Overruled []string
 }
 
-// Check validates the configuration file at path, never writing it.
-func Check(path string) Report {
-	r := Report{Path: path}
-	_, _, warnings, err := Load(path)
+// Check validates the configuration file at path and the managed policy,
+// never writing either.
+func Check(path string) Report { return check(path, ManagedPath()) }
+
+func check(path, managedPath string) Report {
+	r := Report{Path: path, ManagedPath: managedPath}
+	cfg, _, warnings, err := loadUser(path)
 	r.Warnings = warnings
 	if err != nil {
 		if u, ok := AsUnusable(err); ok {
@@ -35,33 +49,69 @@ func Check(path string) Report {
 		} else {
 			r.Unusable = &UnusableError{Path: path, Err: err}
 		}
-		return r
-	}
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	} else if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		r.Missing = true
+	}
+	m, mwarnings, merr := LoadManaged(managedPath)
+	r.ManagedWarnings = mwarnings
+	if merr != nil {
+		r.Managed = true
+		if u, ok := AsUnusable(merr); ok {
+			r.ManagedUnusable = u
+		} else {
+			r.ManagedUnusable = &UnusableError{Path: managedPath, Err: merr, Managed: true}
+		}
+	}
+	if m != nil {
+		r.Managed = true
+		if r.Unusable == nil {
+			cfg.Managed = m
+			r.Overruled = cfg.ManagedConflicts()
+		}
 	}
 	return r
 }
 
-// OK reports whether the file is fine: missing, or used as written.
-func (r Report) OK() bool { return r.Unusable == nil && len(r.Warnings) == 0 }
+// OK reports whether all is fine: the file missing or used as written, the
+// managed policy (if any) used as written, and nothing overruled.
+func (r Report) OK() bool {
+	return r.Unusable == nil && len(r.Warnings) == 0 && r.ManagedUnusable == nil &&
+		len(r.ManagedWarnings) == 0 && len(r.Overruled) == 0
+}
 
-// Lines explains the report, one line per problem (or one line saying all
-// is well), with the path shortened to ~ under home.
+// Lines explains the report, one line per problem (or one line per file
+// saying all is well), with the path shortened to ~ under home.
 func (r Report) Lines(home string) []string {
 	path := displayPath(r.Path, home)
+	var lines []string
 	switch {
 	case r.Unusable != nil:
-		return []string{fmt.Sprintf("%s: error: %s (the file cannot be used: every command is refused until it is fixed; 'execgate config edit' installs only a file that parses)",
-			path, display.Flatten(r.Unusable.Err.Error(), 0))}
+		lines = append(lines, fmt.Sprintf("%s: error: %s (the file cannot be used: every command is refused until it is fixed; 'execgate config edit' installs only a file that parses)",
+			path, display.Flatten(r.Unusable.Err.Error(), 0)))
 	case r.Missing:
-		return []string{path + ": no such file; the built-in defaults apply"}
+		lines = append(lines, path+": no such file; the built-in defaults apply")
 	case len(r.Warnings) == 0:
-		return []string{path + ": ok"}
+		lines = append(lines, path+": ok")
 	}
-	lines := make([]string, len(r.Warnings))
-	for i, w := range r.Warnings {
-		lines[i] = path + ": warning: " + display.Flatten(w, 0)
+	for _, w := range r.Warnings {
+		lines = append(lines, path+": warning: "+display.Flatten(w, 0))
+	}
+	for _, o := range r.Overruled {
+		lines = append(lines, path+": overruled: "+display.Flatten(o, 0))
+	}
+	if !r.Managed {
+		return lines
+	}
+	mpath := displayPath(r.ManagedPath, home)
+	switch {
+	case r.ManagedUnusable != nil:
+		lines = append(lines, fmt.Sprintf("%s: error: %s (the managed policy cannot be used: every command is refused until an administrator fixes it)",
+			mpath, display.Flatten(r.ManagedUnusable.Err.Error(), 0)))
+	case len(r.ManagedWarnings) == 0:
+		lines = append(lines, mpath+": ok (a managed policy applies; it can only tighten yours)")
+	}
+	for _, w := range r.ManagedWarnings {
+		lines = append(lines, mpath+": warning: "+display.Flatten(w, 0))
 	}
 	return lines
 }

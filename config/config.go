@@ -73,7 +73,31 @@ func ConfigPath(flag string, getenv func(string) string) string {
 // and one that forgets still denies. hash is then the digest of whatever was
 // read ("" when nothing could be). hash is the lowercase hex SHA-256 of the
 // file's bytes. warnings are ParseConfig's.
+//
+// The managed policy (ManagedPath) is merged in: cfg.Managed holds it, and
+// Resolve applies it. A managed file that cannot be used is an
+// *UnusableError too (Managed set), with the strictest Config, whatever
+// the user's file says.
 func Load(path string) (cfg *Config, hash string, warnings []string, err error) {
+	return load(path, ManagedPath())
+}
+
+// load is Load with the managed policy read from managedPath.
+func load(path, managedPath string) (cfg *Config, hash string, warnings []string, err error) {
+	cfg, hash, warnings, err = loadUser(path)
+	m, mwarnings, merr := LoadManaged(managedPath)
+	if merr != nil {
+		return denyAllConfig(), hash, warnings, merr
+	}
+	if m != nil {
+		m.Warnings = mwarnings
+		cfg.Managed = m
+	}
+	return cfg, hash, warnings, err
+}
+
+// loadUser is Load of the user's file alone.
+func loadUser(path string) (cfg *Config, hash string, warnings []string, err error) {
 	raw, err := readConfigFile(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A symbolic link to nothing is a file that exists and is broken

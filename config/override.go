@@ -24,8 +24,14 @@ const (
 var Elevated = Override{Security: SecurityFull, Ask: AskOff}
 
 // Loosened applies an override that may loosen the policy: the hub holds
-// only overrides set by approvers, the people the policy answers to.
+// only overrides set by approvers, the people the policy answers to. The
+// managed floor p was resolved under still holds: nobody but the
+// administrator loosens past it.
 func (p Policy) Loosened(o Override) Policy {
+	return p.floor.Hold(p.loosened(o))
+}
+
+func (p Policy) loosened(o Override) Policy {
 	if o.Security.Valid() {
 		p.Security = o.Security
 	}

@@ -69,7 +69,14 @@ type Policy struct {
 	// workspace's own code (npm test, go test, make, pytest) run without
 	// asking.
 	AutoAllowWorkspaceRunners bool `json:"autoAllowWorkspaceRunners"`
+	// floor is the managed policy's floor this policy was resolved under:
+	// Loosened never goes past it, so no session override (the hub's, the
+	// web approver's) can undo what the managed file holds.
+	floor *Floor
 }
+
+// Floor is the managed floor p was resolved under, nil when none.
+func (p Policy) Floor() *Floor { return p.floor }
 
 // BuiltinPolicy returns the policy used when no configuration sets anything.
 func BuiltinPolicy() Policy {
@@ -136,6 +143,9 @@ type Config struct {
 	// Envelopes configure the recognition of agents' command envelopes,
 	// by agent id (see envelopes.go; policy.Trust applies them).
 	Envelopes map[string]EnvelopeConfig `json:"envelopes,omitempty"`
+	// Managed is the managed policy merged over this file (managed.go);
+	// nil when the machine has none.
+	Managed *Managed `json:"-"`
 }
 
 // Effective is what one agent runs under: its resolved policy and the
@@ -151,8 +161,22 @@ type Effective struct {
 const WildcardAgent = "*"
 
 // Resolve computes the effective policy for agent: each field comes from the
-// agent, else "*", else defaults, else the built-in value.
+// agent, else "*", else defaults, else the built-in value; then the managed
+// floor holds every field at most as loose as it allows, and the managed
+// denylist entries come first.
 func (c *Config) Resolve(agent string) Effective {
+	eff := c.resolveUser(agent)
+	if c.Managed != nil {
+		f := c.Managed.floor(agent)
+		eff.Policy = f.Hold(eff.Policy)
+		eff.Policy.floor = f
+		eff.Denylist = append(c.Managed.denylist(agent), eff.Denylist...)
+	}
+	return eff
+}
+
+// resolveUser is Resolve without the managed policy.
+func (c *Config) resolveUser(agent string) Effective {
 	eff := Effective{Agent: agent, Policy: BuiltinPolicy()}
 	levels := []PolicyFields{c.Defaults}
 	if c.Agents != nil {

@@ -19,19 +19,34 @@ import (
 type UnusableError struct {
 	Path string
 	Err  error
+	// Managed marks the managed policy (see LoadManaged), which only an
+	// administrator can fix.
+	Managed bool
 }
 
-func (e *UnusableError) Error() string { return "config " + e.Path + ": " + e.Err.Error() }
+func (e *UnusableError) Error() string {
+	if e.Managed {
+		return "managed policy " + e.Path + ": " + e.Err.Error()
+	}
+	return "config " + e.Path + ": " + e.Err.Error()
+}
 func (e *UnusableError) Unwrap() error { return e.Err }
 
 // FixHint is what a refusal tells the user to do.
 const FixHint = "fix it or run 'execgate config check'"
+
+// ManagedFixHint is what a refusal under a managed policy that cannot be
+// used tells the user: only an administrator can fix it.
+const ManagedFixHint = "ask an administrator to fix it ('execgate config check' shows why)"
 
 // Refusal is the one line that refuses a command because of e, with the
 // path shortened to ~ under home:
 //
 //	execgate: config ~/.config/execgate/exec-approvals.json: line 3, column 5: invalid JSON: … — fix it or run 'execgate config check'
 func (e *UnusableError) Refusal(home string) string {
+	if e.Managed {
+		return "execgate: managed policy " + displayPath(e.Path, home) + ": " + display.Flatten(e.Err.Error(), 0) + " — " + ManagedFixHint
+	}
 	return "execgate: config " + displayPath(e.Path, home) + ": " + display.Flatten(e.Err.Error(), 0) + " — " + FixHint
 }
 

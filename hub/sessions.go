@@ -64,6 +64,9 @@ func (s *Server) sessionSet(o SessionOverride, by string) (SessionOverride, erro
 	if err := validateSession(&o, now); err != nil {
 		return SessionOverride{}, err
 	}
+	if err := managedRefusal(o); err != nil {
+		return SessionOverride{}, err
+	}
 	o.SetBy = by
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -182,6 +182,9 @@ type analyzer struct {
 	cwd       string // current directory as far as known; "" unknown
 	start     string // the directory the program starts in
 	protected []string
+	// managedProtected are the managed policy's protected paths: writing
+	// them or anything beneath them is dangerous.
+	managedProtected []string
 	// getenv reads the environment the command starts with (Request.Getenv).
 	getenv func(string) string
 	segs   []*Segment

@@ -891,6 +891,14 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 	// (/private/var/folders, /dev/shm).
 	temporary := a.pathIn("temporary", abs)
 	forms := append(a.pathForms(p), a.absForms(p)...)
+	// The administrator's reason first: it is the one to show.
+	for _, pp := range a.managedProtected {
+		for _, f := range forms {
+			if f == pp || strings.HasPrefix(f, strings.TrimSuffix(pp, "/")+"/") {
+				return "writes to " + pp + ", which the managed policy protects", true
+			}
+		}
+	}
 	for _, set := range [...]struct{ name, why string }{
 		{"network-devices", "opens a network connection, as reverse shells do"},
 		{"devices", "writes to a disk device"},

@@ -1090,7 +1090,7 @@ func (a *analyzer) inlineCode(seg *Segment, program, code string) {
 // sub classifies a command in a fresh analysis and returns its risk and
 // reasons.
 func (a *analyzer) sub(cmd string) (Risk, []string) {
-	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: a.cwd, protected: a.protected}
+	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: a.cwd, protected: a.protected, managedProtected: a.managedProtected}
 	if err := inner.program(cmd, frame{depth: maxDepth - 1}); err != nil {
 		return NeedsReview, []string{"does not parse"}
 	}

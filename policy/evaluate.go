@@ -52,6 +52,10 @@ type Request struct {
 	// Protected lists execgate's own files (config, socket, binary):
 	// writing them is dangerous.
 	Protected []string
+	// ManagedProtected lists the managed policy's protected paths
+	// (config.Config.ProtectedPaths): writing them or anything beneath
+	// them is dangerous.
+	ManagedProtected []string
 	// Dialect is the shell that runs Command: bash (the zero value) or
 	// zsh, which reads it in its own language and judges what the bash
 	// analysis does not model as needs-review.
@@ -100,7 +104,7 @@ func (r Result) MayAssign(name string) bool {
 // allowlist or a decision.
 func (e *Engine) Analyze(req Request) Result {
 	start := cleanDir(req.Cwd)
-	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected, getenv: req.env}
+	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected, managedProtected: req.ManagedProtected, getenv: req.env}
 	a.settle(req.Command)
 	res := Result{Command: req.Command, Agent: req.Agent}
 	top := frame{lang: req.Dialect.lang()}

@@ -253,7 +253,7 @@ func (a *analyzer) judgeConfigured(cmd, dir string) (Risk, []string) {
 	if a.configDepth >= maxConfigDepth {
 		return NeedsReview, []string{"a configured command runs git, whose configuration runs another (depth limit)"}
 	}
-	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: dir, start: dir, protected: a.protected, getenv: a.getenv, configDepth: a.configDepth + 1}
+	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: dir, start: dir, protected: a.protected, managedProtected: a.managedProtected, getenv: a.getenv, configDepth: a.configDepth + 1}
 	if err := inner.program(cmd, frame{depth: maxDepth - 1}); err != nil {
 		return NeedsReview, []string{"does not parse"}
 	}

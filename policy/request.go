@@ -23,9 +23,9 @@ func LookPath(name string) string {
 }
 
 // OwnFiles lists execgate's own files, writing which is dangerous: the
-// configuration at configPath and the running binary.
+// configuration at configPath, the managed policy and the running binary.
 func OwnFiles(configPath string) []string {
-	own := []string{configPath}
+	own := []string{configPath, config.ManagedPath()}
 	if self, err := os.Executable(); err == nil {
 		own = append(own, self)
 	}
@@ -34,17 +34,19 @@ func OwnFiles(configPath string) []string {
 
 // NewRequest builds the evaluation context for agent under cfg: its
 // resolved policy and its allowlist and denylist matchers. protected lists
-// execgate's own files (config, socket, binary).
+// execgate's own files (config, socket, binary); the managed policy's
+// protected paths are added to them.
 func NewRequest(cfg *config.Config, agent, cwd, home string, protected []string) Request {
 	eff := cfg.Resolve(agent)
 	return Request{
-		Getenv:    os.Getenv,
-		Cwd:       cwd,
-		Home:      home,
-		Agent:     agent,
-		Policy:    eff.Policy,
-		Allow:     pattern.NewMatcher(eff.Allowlist, LookPath),
-		Deny:      pattern.NewMatcher(eff.Denylist, LookPath),
-		Protected: protected,
+		ManagedProtected: cfg.ProtectedPaths(home),
+		Getenv:           os.Getenv,
+		Cwd:              cwd,
+		Home:             home,
+		Agent:            agent,
+		Policy:           eff.Policy,
+		Allow:            pattern.NewMatcher(eff.Allowlist, LookPath),
+		Deny:             pattern.NewMatcher(eff.Denylist, LookPath),
+		Protected:        protected,
 	}
 }

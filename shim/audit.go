@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/internal/redact"
 	"github.com/execgate/execgate/internal/state"
@@ -101,6 +99,11 @@ type Event struct {
 	// it ran confined ("" when it ran unconfined).
 	Confined string   `json:"confined,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Seq, Prev and Hash chain the line to the one before it, in the
+	// order written (auditchain.go); Append sets them.
+	Seq  int64  `json:"seq,omitempty"`
+	Prev string `json:"prev,omitempty"`
+	Hash string `json:"hash,omitempty"`
 }
 
 // AuditLog appends events to a JSON-lines file shared by every shim, rotating
@@ -121,9 +124,13 @@ func DefaultAuditPath(getenv func(string) string) (string, error) {
 	return state.Path(getenv, "audit.jsonl")
 }
 
-// Append writes ev as one line. Concurrent shims may append at once: each
-// event is a single write to a file opened with O_APPEND, so lines never
-// interleave, and rotation happens under a lock.
+// Append writes ev as one line, chained to the line before it (see
+// auditchain.go). Concurrent shims may append at once: they take turns
+// under the lock on the head file, each event is a single write to a file
+// opened with O_APPEND, so lines never interleave, and rotation happens
+// under the same lock. When the lock cannot be had in time the event is
+// still written, unchained, for --verify to report: the local record is
+// never the price.
 func (l *AuditLog) Append(ev Event) error {
 	ev = ev.redacted()
 	if len(ev.Command) > maxLoggedCommand {
@@ -133,33 +140,52 @@ func (l *AuditLog) Append(ev Event) error {
 	if len(ev.OutputTail) > maxLoggedTail {
 		ev.OutputTail = ev.OutputTail[len(ev.OutputTail)-maxLoggedTail:]
 	}
-	line, err := marshalEvent(&ev)
-	if err != nil {
-		return fmt.Errorf("audit log: encode: %w", err)
-	}
-	line = append(line, '\n')
+	ev.Seq, ev.Prev, ev.Hash = 0, "", ""
 	if l.Path == "" {
 		return errors.New("audit log: no path (no state directory)")
 	}
 	if err := state.MkdirPrivate(filepath.Dir(l.Path)); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
+	head, herr := l.lockHead()
+	if head != nil {
+		defer head.Close() // and the lock with it
+	}
 	f, err := state.OpenFile(l.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, state.FileMode)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
+	defer f.Close()
 	if err := state.TightenFile(f); err != nil {
-		f.Close()
 		return fmt.Errorf("audit log: %w", err)
 	}
+	size := fileSize(f)
+	var tailBuf [logTailSize]byte
+	tail := readTail(&tailBuf, f, size)
+	var h chainHead
+	if herr == nil {
+		h = l.readHead(head).caughtUp(tail)
+		ev.Seq, ev.Prev = h.Seq+1, h.Hash
+	} else {
+		ev.Warnings = append(ev.Warnings, "not chained: "+herr.Error())
+	}
+	line, err := marshalEvent(&ev)
+	if err != nil {
+		return fmt.Errorf("audit log: encode: %w", err)
+	}
+	var hash string
+	if herr == nil {
+		line, hash = chainLine(line)
+	}
+	line = append(line, '\n')
 	// A write cut short (a full disk) left a line without its newline:
 	// end it first, in the same write, so that this event is not glued to
-	// it. Two shims repairing at once leave an empty line, which readers
-	// ignore.
-	switch size := fileSize(f); {
+	// it. (Unchained writers do not take the lock: two of them repairing
+	// at once leave an empty line, which readers ignore.)
+	switch {
 	case size == 0:
 		l.startFailures() // a new log: room to count what it may lose
-	case partialTail(f, size):
+	case len(tail) > 0 && tail[len(tail)-1] != '\n':
 		line = append([]byte{'\n'}, line...)
 	}
 	_, werr := f.Write(line)
@@ -170,8 +196,16 @@ func (l *AuditLog) Append(ev Event) error {
 	if werr != nil {
 		return fmt.Errorf("audit log %s: %w", l.Path, werr)
 	}
+	if herr != nil {
+		return nil // rotation waits for a writer that holds the lock
+	}
+	h.Seq, h.Hash = ev.Seq, hash
+	var headBuf [headRecordSize]byte
+	if _, err := head.WriteAt(encodeHead(&headBuf, h), 0); err != nil {
+		return fmt.Errorf("audit log: head: %w", err)
+	}
 	if serr == nil && fi.Size() > l.maxBytes() {
-		return l.rotate()
+		return l.rotate(head, h)
 	}
 	return nil
 }
@@ -194,16 +228,6 @@ func (ev Event) redacted() Event {
 		*list = out
 	}
 	return ev
-}
-
-// partialTail reports whether f is not empty and does not end in a newline.
-func partialTail(f *os.File, size int64) bool {
-	if size <= 0 {
-		return false
-	}
-	var b [1]byte
-	_, err := f.ReadAt(b[:], size-1)
-	return err == nil && b[0] != '\n'
 }
 
 // fileSize is f's size, or -1 when it cannot be told.
@@ -229,22 +253,16 @@ func (l *AuditLog) keep() int {
 	return DefaultAuditKeep
 }
 
-// rotate shifts audit.jsonl → .1 → .2 …, dropping the oldest. The lock
-// and the size check under it make sure that two shims crossing the limit
-// together rotate once.
-func (l *AuditLog) rotate() error {
-	lock := flock.New(l.Path+".lock", flock.SetPermissions(state.FileMode))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	ok, err := lock.TryLockContext(ctx, 5*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("audit log: rotate: lock: %v", err)
-	}
-	defer lock.Unlock()
+// rotate shifts audit.jsonl → .1 → .2 …, dropping the oldest. The
+// caller holds the writers' lock (on head), so two shims crossing the
+// limit together rotate once: the second sees the new, small file.
+func (l *AuditLog) rotate(head *os.File, h chainHead) error {
 	fi, err := os.Stat(l.Path)
 	if err != nil || fi.Size() <= l.maxBytes() {
 		return nil // someone else rotated it
 	}
+	_, serr := os.Stat(l.rotated(l.keep()))
+	dropping := serr == nil
 	for i := l.keep() - 1; i >= 1; i-- {
 		err := os.Rename(l.rotated(i), l.rotated(i+1))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -253,6 +271,9 @@ func (l *AuditLog) rotate() error {
 	}
 	if err := os.Rename(l.Path, l.rotated(1)); err != nil {
 		return fmt.Errorf("audit log: rotate: %w", err)
+	}
+	if dropping {
+		return l.noteRotation(head, h)
 	}
 	return nil
 }

@@ -76,7 +76,8 @@ func TestAuditLimitsAndBadLines(t *testing.T) {
 }
 
 func TestAuditFollow(t *testing.T) {
-	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl"), MaxBytes: 400, Keep: 1}
+	// Two or three lines a file (a line is ≈ 350 bytes with its chain).
+	l := &AuditLog{Path: filepath.Join(t.TempDir(), "audit.jsonl"), MaxBytes: 800, Keep: 1}
 	require.NoError(t, l.Append(Event{Event: EventStarted, ID: "first"}))
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan string, 100)

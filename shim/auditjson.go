@@ -72,6 +72,11 @@ func marshalEvent(ev *Event) ([]byte, error) {
 	}
 	b = appendField(b, "confined", ev.Confined, true)
 	b = appendList(b, "warnings", ev.Warnings)
+	if ev.Seq != 0 {
+		b = strconv.AppendInt(append(b, `,"seq":`...), ev.Seq, 10)
+	}
+	b = appendField(b, "prev", ev.Prev, true)
+	b = appendField(b, "hash", ev.Hash, true)
 	return append(b, '}'), nil
 }
 

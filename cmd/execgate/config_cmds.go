@@ -424,6 +424,10 @@ type policyView struct {
 	// Session says what changed the configured policy for now: the hub's
 	// session override, the environment.
 	Session []string `json:"session,omitempty"`
+	// Managed is the managed policy file, when one applies; Overruled
+	// lists the settings of the user's file it does not let apply.
+	Managed   string   `json:"managed,omitempty"`
+	Overruled []string `json:"overruled,omitempty"`
 }
 
 // Levels a policy field can come from, strongest first.
@@ -432,6 +436,7 @@ const (
 	fromWildcard = "*"
 	fromDefaults = "defaults"
 	fromBuiltin  = "built-in"
+	fromManaged  = config.ManagedSource
 )
 
 func policyGet(g *globals, asJSON bool) error {
@@ -462,6 +467,15 @@ func policyGet(g *globals, asJSON bool) error {
 			}
 		}
 	}
+	// A field the managed floor holds comes from there, whatever the
+	// user's levels say; they are named too.
+	for key, was := range cfg.ManagedFields(agent) {
+		view.Sources[key] = fromManaged + "; configured " + was + " from " + view.Sources[key]
+	}
+	if cfg.Managed != nil {
+		view.Managed = cfg.Managed.Path
+		view.Overruled = cfg.ManagedConflicts()
+	}
 
 	if asJSON {
 		enc := json.NewEncoder(g.stdout)
@@ -484,6 +498,12 @@ func policyGet(g *globals, asJSON bool) error {
 		}
 		for _, n := range view.Session {
 			fmt.Fprintf(g.stdout, "%s\n", n)
+		}
+		if view.Managed != "" {
+			fmt.Fprintf(g.stdout, "a managed policy applies (%s): it can only tighten this one\n", view.Managed)
+		}
+		for _, o := range view.Overruled {
+			fmt.Fprintf(g.stdout, "overruled: %s\n", o)
 		}
 	}
 	if bad {
@@ -565,6 +585,15 @@ func policySet(ctx context.Context, g *globals, args []string) error {
 	}
 	for _, l := range lines {
 		fmt.Fprintln(g.stdout, l)
+	}
+	// Saved, and said at once when the managed policy does not let it
+	// apply: never a setting that silently does nothing.
+	if cfg, _, _, err := config.Load(configPath(g)); err == nil {
+		for _, c := range changes {
+			if o := cfg.ManagedConflict(g.agent, c.key); o != "" {
+				fmt.Fprintf(g.stdout, "overruled: %s\n", o)
+			}
+		}
 	}
 	return nil
 }

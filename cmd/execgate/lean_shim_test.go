@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/shim"
 )
 
 // TestLeanShimMatchesCLI: execgate-shell, the binary the shims link to, is
@@ -46,13 +48,19 @@ func TestLeanShimMatchesCLI(t *testing.T) {
 			assert.Equal(t, outs[1], outs[0], "config %q, command %q: execgate-shell and execgate differ", config, command)
 			require.Len(t, evs[0], len(evs[1]), "config %q, command %q: audit events", config, command)
 			for i := range evs[0] {
-				for _, volatile := range []string{"time", "id", "pid", "durationMs", "approvalId", "spillPath"} {
+				// The chain fields differ by place in the log (seq, and the
+				// hashes with it); both runs' chains are checked whole below.
+				for _, volatile := range []string{"time", "id", "pid", "durationMs", "approvalId", "spillPath", "seq", "prev", "hash"} {
 					delete(evs[0][i], volatile)
 					delete(evs[1][i], volatile)
 				}
 				assert.Equal(t, evs[1][i], evs[0][i], "config %q, command %q: audit event %d", config, command, i)
 			}
 		}
+		r, err := (&shim.AuditLog{Path: filepath.Join(e.state, "execgate", "audit.jsonl")}).Verify()
+		require.NoError(t, err)
+		assert.True(t, r.Intact(), "both binaries chain the log: %v", r.Problems)
+		assert.Equal(t, len(e.readAuditRaw(t)), r.Chained)
 	}
 }
 

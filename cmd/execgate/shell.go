@@ -105,9 +105,9 @@ $EXECGATE_CONFIG and $EXECGATE_AGENT.`,
 }
 
 type logFlags struct {
-	follow, json, full bool
-	since, agent       string
-	lines              int
+	follow, json, full, verify, export bool
+	since, agent                       string
+	lines                              int
 }
 
 // logWidth bounds a command in `execgate log`: an unrecognised agent
@@ -122,17 +122,37 @@ const followLines = 10
 func newLogCmd(g *globals) *cobra.Command {
 	f := logFlags{lines: -1}
 	cmd := &cobra.Command{
-		Use:   "log [--follow] [-n N] [--agent ID] [--since DURATION|TIME] [--json] [--full]",
+		Use:   "log [--follow] [-n N] [--agent ID] [--since DURATION|TIME] [--json] [--full] | log --verify | log --export [--follow]",
 		Short: "Show the audit log of commands run, asked about and refused",
 		Long: `log prints the audit log the shim writes to
 $XDG_STATE_HOME/execgate/audit.jsonl (rotated files included), one event
 per line: exec.denied, exec.started, exec.finished.
 
 --follow shows the last 10 events (or -n N) and then each new one as it is
-logged, like tail -f.`,
-		Example: "  execgate log --since 1d --agent claude-code\n  execgate log -n 20\n  execgate log --follow --json | jq .",
+logged, like tail -f.
+
+--verify checks the hash chain that ties each line to the one before it,
+and says where the log was edited, truncated or reordered (FILE:LINE).
+
+--export sends the events not sent yet to the collectors audit.export
+names (syslog, OpenTelemetry over OTLP/HTTP), each from a cursor of its
+own; with --follow it goes on every few seconds. The shim never waits on
+a collector: it only appends to the local log.`,
+		Example: "  execgate log --since 1d --agent claude-code\n  execgate log -n 20\n  execgate log --follow --json | jq .\n  execgate log --verify",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.verify {
+				if f.export || f.follow || f.json || f.full || f.since != "" || f.agent != "" || f.lines != -1 {
+					return usagef("--verify checks the whole log: it takes no other flag")
+				}
+				return runLogVerify(g)
+			}
+			if f.export {
+				if f.json || f.full || f.since != "" || f.agent != "" || f.lines != -1 {
+					return usagef("--export sends the whole log from where it left off: it takes only --follow")
+				}
+				return runLogExport(cmd.Context(), g, f.follow)
+			}
 			return runLog(cmd.Context(), g, f)
 		},
 	}
@@ -142,6 +162,8 @@ logged, like tail -f.`,
 	fl.StringVar(&f.agent, "agent", "", "only events of the agent `ID` (as execgate log shows it, e.g. claude-code)")
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines, as stored")
 	fl.BoolVar(&f.full, "full", false, "print long commands whole instead of cut to one screen line")
+	fl.BoolVar(&f.verify, "verify", false, "check the log's hash chain: say where it was edited, truncated or reordered")
+	fl.BoolVar(&f.export, "export", false, "send the events not sent yet to the collectors audit.export names (with --follow: keep sending)")
 	fl.StringVar(&f.since, "since", "", "only events newer than `DURATION` ago (90m, 24h, 7d) or an RFC 3339 time")
 	return cmd
 }
