@@ -73,10 +73,13 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// agent's plumbing, recognised by its exact shape.
 		return nil
 	}
-	for _, why := range n.Beyond {
-		if !networkOnly(n, why) {
-			return nil
-		}
+	if !n.Within() {
+		// More than the boundary, allowed by a person or the user's own
+		// policy: it runs as before confinement existed. A network grant
+		// alone would not do: what talks to a host authenticates with
+		// what the sandbox keeps out (~/.ssh, an agent's socket, a
+		// credential helper), and git push to a path reaches outside.
+		return nil
 	}
 	ws := s.sandboxWorkspace(req.Cwd)
 	g := sandbox.Grants{
@@ -142,12 +145,6 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	}
 	g = g.Normalize()
 	return &g
-}
-
-// networkOnly reports whether why, one of n.Beyond, is only the network
-// (which a sandbox can grant) rather than something it cannot bound.
-func networkOnly(n policy.Needs, why string) bool {
-	return n.Network && !n.Credentials && !strings.Contains(why, unconfineVar) && strings.Contains(why, "network")
 }
 
 // sandboxWorkspace is the directory a confined command may write: the

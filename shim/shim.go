@@ -344,7 +344,11 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	confined := inspected && len(s.planted) == 0 && policy.CanConfine(req.Policy, res, needs, s.sandboxStatus().Supported())
 	var grants *sandbox.Grants
-	if inspected {
+	if inspected && (res.Decision != policy.Allow || res.Risk == policy.Safe) {
+		// A command the user's own policy lets through without proof
+		// (an allowlist entry, security=full) runs as it did before
+		// confinement: the user trusted it with more than the boundary
+		// (git push to a remote on a path, a tool's own credentials).
 		grants = s.grantsFor(req, needs)
 	}
 	if confined {
