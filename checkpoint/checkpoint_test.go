@@ -68,6 +68,13 @@ func newStore(t testing.TB, dir string) *Store {
 func fileOps(t testing.TB, r *rand.Rand, root string, n int) {
 	t.Helper()
 	names := []string{"a", "b", "c.txt", "d/e", "d/f", "g/h/i", "d", "g"}
+	// An absolute link leads out of the tree to a file of the test's own:
+	// the operations below follow links, and as root a link to a system
+	// file (this test once used /etc/passwd) would have them truncate it.
+	elsewhere := filepath.Join(filepath.Dir(root), "elsewhere")
+	if _, err := os.Lstat(elsewhere); err != nil {
+		os.WriteFile(elsewhere, []byte("outside the tree\n"), 0o644)
+	}
 	pick := func() string { return filepath.Join(root, names[r.IntN(len(names))]) }
 	for range n {
 		p := pick()
@@ -92,7 +99,7 @@ func fileOps(t testing.TB, r *rand.Rand, root string, n int) {
 			os.Rename(p, q)
 		case 7:
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			os.Symlink([]string{"a", "../outside", "/etc/passwd", "d"}[r.IntN(4)], p)
+			os.Symlink([]string{"a", "../outside", elsewhere, "d"}[r.IntN(4)], p)
 		case 8:
 			os.Truncate(p, 0)
 		}
