@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/execgate/execgate/internal/treetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,37 +22,7 @@ import (
 // content and link target: two equal trees are equal byte for byte.
 func tree(t testing.TB, root string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == "." {
-			return nil
-		}
-		if d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link -> " + target
-		case fi.IsDir():
-			out[rel] = fmt.Sprintf("dir %v", fi.Mode())
-		default:
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = fmt.Sprintf("file %v %q", fi.Mode(), data)
-		}
-		return nil
-	})
+	out, err := treetest.Describe(root, ".git")
 	require.NoError(t, err)
 	return out
 }
