@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/sandbox"
 )
 
 // scenario is one model command and what must come of it.
@@ -23,15 +24,22 @@ type scenario struct {
 	prepare func(t *testing.T, w *world)
 	// per is the command for an agent that needs another spelling of it.
 	per map[string]string
+	// shim is the command through the shim route, where it differs: a
+	// command whose only effects lie in the workspace runs confined there,
+	// unasked, while a hook (which cannot confine) still asks.
+	shim string
 	// check looks at the world, the audit log and the tool result the
 	// model got back.
 	check func(t *testing.T, w *world, command, result string, shown []string)
 }
 
-// commandFor is the scenario's command for agent.
-func (sc scenario) commandFor(agent string) string {
+// commandFor is the scenario's command for agent on route.
+func (sc scenario) commandFor(agent, route string) string {
 	if c, ok := sc.per[agent]; ok {
 		return c
+	}
+	if route == routeShim && sc.shim != "" && sandbox.Probe(nil).Supported() {
+		return sc.shim
 	}
 	return sc.command
 }
@@ -65,9 +73,11 @@ var scenarios = []scenario{
 	},
 	{
 		name: "a write needing review is refused under askFallback=deny", command: "echo hi > notes.txt",
+		// Code that runs later (.envrc) needs more than the sandbox.
+		shim: "echo hi > .envrc",
 		check: func(t *testing.T, w *world, command, result string, _ []string) {
-			if w.exists("work/notes.txt") {
-				t.Errorf("notes.txt was written")
+			if w.exists("work/notes.txt") || w.exists("work/.envrc") {
+				t.Errorf("%q wrote its file", command)
 			}
 			oneRefusal(t, result)
 		},
@@ -76,13 +86,14 @@ var scenarios = []scenario{
 		name: "an approved rm runs", command: "rm -rf ./scratch", hub: true,
 		// Codex 0.169 itself refuses `rm -rf` after every hook has allowed
 		// it ("rm -f style commands are not permitted").
-		per: map[string]string{"codex": "rm -r ./scratch"},
+		per:  map[string]string{"codex": "rm -r ./scratch"},
+		shim: "rm -rf ./scratch && touch .envrc",
 		prepare: func(t *testing.T, w *world) {
 			must(t, os.MkdirAll(filepath.Join(w.work, "scratch", "sub"), 0o755))
 		},
 		check: func(t *testing.T, w *world, command, result string, shown []string) {
-			if w.exists("work/scratch") {
-				t.Errorf("./scratch is still there; tool result %q", result)
+			if w.exists("work/scratch") || strings.Contains(command, ".envrc") && !w.exists("work/.envrc") {
+				t.Errorf("%q did not run; tool result %q", command, result)
 			}
 			noExecgateOutput(t, result)
 			if !slices.Equal(shown, []string{command}) {
@@ -176,7 +187,7 @@ func TestAgents(t *testing.T) {
 			bin := install(t, p)
 			for _, sc := range scenarios {
 				w := newWorld(t)
-				m := newMockModel(t, a.api, sc.commandFor(a.name))
+				m := newMockModel(t, a.api, sc.commandFor(a.name, routeNone))
 				env := a.wire(t, w, routeNone, m)
 				if sc.prepare != nil {
 					sc.prepare(t, w)
@@ -203,7 +214,7 @@ func pinFor(pins map[string]pin, name string) pin {
 
 func runScenario(t *testing.T, a agentKind, p pin, bin, route string, sc scenario, tweaks ...func(*world) []string) time.Duration {
 	w := newWorld(t)
-	command := sc.commandFor(a.name)
+	command := sc.commandFor(a.name, route)
 	m := newMockModel(t, a.api, command)
 	env := a.wire(t, w, route, m)
 	for _, tweak := range tweaks {

@@ -110,6 +110,7 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	// it), which must run, read its policy and judge what it is given. It
 	// cannot write either.
 	g.Read = append(g.Read, req.Protected...)
+	g.Read = append(g.Read, s.ownStartupFiles(req.Home)...)
 	caches := toolchains(s.getenv, req.Home)
 	g.Read = append(g.Read, caches.read...)
 	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
@@ -145,6 +146,36 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	}
 	g = g.Normalize()
 	return &g
+}
+
+// ownStartupFiles are the files the real shell this shim runs reads
+// before the command, as it would unconfined: zsh's .zshenv, a login
+// shell's profile, and bash's ~/.bashrc even without
+// -i, which Debian's and Ubuntu's bash read when their input is a socket
+// (Node-based agents hand their shells socket pairs). A confined command
+// that could not read them would print "Permission denied" into its
+// output. What they set is in the command's environment anyway. ($BASH_ENV
+// is not granted: it may name any file.)
+func (s *session) ownStartupFiles(home string) []string {
+	var names []string
+	if s.dialect == policy.DialectZsh {
+		names = append(names, ".zshenv")
+		if s.cl.Login {
+			names = append(names, ".zprofile", ".zlogin", ".zlogout")
+		}
+	} else {
+		names = append(names, ".bashrc")
+		if s.cl.Login {
+			names = append(names, ".bash_profile", ".bash_login", ".profile", ".bash_logout")
+		}
+	}
+	var out []string
+	if home != "" {
+		for _, n := range names {
+			out = append(out, filepath.Join(home, n))
+		}
+	}
+	return out
 }
 
 // sandboxWorkspace is the directory a confined command may write: the
@@ -288,6 +319,12 @@ func envelopePaths(program, payload string, read bool) []string {
 			}
 		}
 	}
+	// The plumbing's own variables set to literal paths (Gemini CLI's
+	// _bgpids_file=/tmp/gemini-shell-ID/bgpids.tmp, written by its EXIT
+	// trap): a redirection to "$NAME" writes that path. Only the value the
+	// envelope gives is granted; a payload that sets NAME again is held
+	// by the sandbox.
+	literal := map[string]string{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if n == nil {
 			return true
@@ -296,13 +333,41 @@ func envelopePaths(program, payload string, read bool) []string {
 			return false
 		}
 		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil && n.Value != nil && !n.Append && n.Index == nil {
+				if p, ok := policy.LiteralWord(n.Value); ok && filepath.IsAbs(p) {
+					literal[n.Name.Value] = p
+				}
+			}
 		case *syntax.Redirect:
 			if read || n.Word == nil || (n.Op != syntax.RdrOut && n.Op != syntax.ClbOut && n.Op != syntax.AppOut) {
 				return true
 			}
-			if p, ok := policy.LiteralWord(n.Word); ok && filepath.IsAbs(p) && scratchFile(p) == nil {
+			if p, ok := redirectTarget(n.Word, literal); ok && scratchFile(p) == nil {
 				out = append(out, p)
 			}
+		case *syntax.CallExpr:
+			// An EXIT trap of the plumbing writes when the shell ends:
+			// trap 'jobs -p > "$_bgpids_file"' EXIT.
+			if read || len(n.Args) < 3 || n.Args[0].Lit() != "trap" {
+				return true
+			}
+			action, ok := policy.LiteralWord(n.Args[1])
+			if !ok {
+				return true
+			}
+			tf, err := syntax.NewParser().Parse(strings.NewReader(action), "")
+			if err != nil {
+				return true
+			}
+			syntax.Walk(tf, func(m syntax.Node) bool {
+				if r, ok := m.(*syntax.Redirect); ok && r.Word != nil && (r.Op == syntax.RdrOut || r.Op == syntax.ClbOut || r.Op == syntax.AppOut) {
+					if p, ok := redirectTarget(r.Word, literal); ok && scratchFile(p) == nil {
+						out = append(out, p)
+					}
+				}
+				return true
+			})
 		case *syntax.Word:
 			if !read {
 				return true
@@ -316,6 +381,36 @@ func envelopePaths(program, payload string, read bool) []string {
 		return true
 	})
 	return out
+}
+
+// redirectTarget is the absolute path a redirection of the plumbing
+// writes: a literal word, or "$NAME" for a variable it set to one.
+func redirectTarget(w *syntax.Word, literal map[string]string) (string, bool) {
+	p, ok := policy.LiteralWord(w)
+	if !ok {
+		p, ok = literal[plainParam(w)]
+	}
+	return p, ok && filepath.IsAbs(p)
+}
+
+// plainParam returns NAME for a word that is exactly $NAME, ${NAME} or
+// "$NAME", else "".
+func plainParam(w *syntax.Word) string {
+	parts := w.Parts
+	if len(parts) == 1 {
+		if dq, ok := parts[0].(*syntax.DblQuoted); ok {
+			parts = dq.Parts
+		}
+	}
+	if len(parts) != 1 {
+		return ""
+	}
+	pe, ok := parts[0].(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Exp != nil || pe.Index != nil || pe.Slice != nil || pe.Repl != nil ||
+		pe.Length || pe.Width || pe.Excl || pe.Names != 0 {
+		return ""
+	}
+	return pe.Param.Value
 }
 
 // confinementLine is the reason that says how the command runs if it

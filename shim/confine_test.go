@@ -270,3 +270,18 @@ for d in sys.argv[1:]:
 	_, err := os.Stat(filepath.Join(w.home, ".ssh", "built.jar"))
 	assert.True(t, os.IsNotExist(err))
 }
+
+// TestEnvelopeWritesThroughVariable: Gemini CLI's wrapper names the file
+// its EXIT trap writes by a variable set to a literal path; that file is
+// the plumbing's and is granted, while nothing the payload names is.
+func TestEnvelopeWritesThroughVariable(t *testing.T) {
+	dir := t.TempDir()
+	bgpids := filepath.Join(dir, "bgpids.tmp")
+	payload := "trap 'echo x > " + filepath.Join(dir, "payload-trap") + "' EXIT; _bgpids_file=" + filepath.Join(dir, "other") + "; git status > " + filepath.Join(dir, "payload-out")
+	program := "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=" + bgpids + "\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n" + payload + "\n)\n__code=$?\nexit $__code"
+	got := envelopePaths(program, payload, false)
+	require.Equal(t, []string{bgpids}, got)
+	for _, p := range []string{"payload-trap", "other", "payload-out"} {
+		assert.NoFileExists(t, filepath.Join(dir, p), "the payload's files are not the plumbing's")
+	}
+}
