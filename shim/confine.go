@@ -151,7 +151,7 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 // ownStartupFiles are the files the real shell this shim runs reads
 // before the command, as it would unconfined: zsh's .zshenv, a login
 // shell's profile, and bash's ~/.bashrc even without
-// -i, which Debian's and Ubuntu's bash read when their input is a socket
+// -i, which bash reads when its input is a socket at the top level
 // (Node-based agents hand their shells socket pairs). A confined command
 // that could not read them would print "Permission denied" into its
 // output. What they set is in the command's environment anyway. ($BASH_ENV
@@ -164,7 +164,9 @@ func (s *session) ownStartupFiles(home string) []string {
 			names = append(names, ".zprofile", ".zlogin", ".zlogout")
 		}
 	} else {
-		names = append(names, ".bashrc")
+		if s.bashReadsRC() {
+			names = append(names, ".bashrc")
+		}
 		if s.cl.Login {
 			names = append(names, ".bash_profile", ".bash_login", ".profile", ".bash_logout")
 		}
@@ -176,6 +178,22 @@ func (s *session) ownStartupFiles(home string) []string {
 		}
 	}
 	return out
+}
+
+// bashReadsRC reports whether a non-interactive bash started with this
+// shim's input reads ~/.bashrc: bash's rule for a shell run by a remote
+// shell daemon, which takes any socket on stdin for one, at the top
+// level (SHLVL below 1 before bash adds its own).
+func (s *session) bashReadsRC() bool {
+	if s.o.Stdin == nil {
+		return false
+	}
+	fi, err := s.o.Stdin.Stat()
+	if err != nil || fi.Mode()&os.ModeSocket == 0 {
+		return false
+	}
+	lvl, err := strconv.Atoi(strings.TrimSpace(s.getenv("SHLVL")))
+	return err != nil || lvl < 1
 }
 
 // sandboxWorkspace is the directory a confined command may write: the

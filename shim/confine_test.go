@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -283,5 +285,37 @@ func TestEnvelopeWritesThroughVariable(t *testing.T) {
 	require.Equal(t, []string{bgpids}, got)
 	for _, p := range []string{"payload-trap", "other", "payload-out"} {
 		assert.NoFileExists(t, filepath.Join(dir, p), "the payload's files are not the plumbing's")
+	}
+}
+
+// TestBashReadsRC: bash reads ~/.bashrc without -i when its input is a
+// socket at the top level (Node's stdio), so only then is it granted.
+func TestBashReadsRC(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	sock := os.NewFile(uintptr(fds[0]), "socket")
+	defer sock.Close()
+	syscall.Close(fds[1])
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	for _, c := range []struct {
+		stdin *os.File
+		shlvl string
+		want  bool
+	}{
+		{sock, "", true}, {sock, "0", true}, {sock, "x", true},
+		{sock, "1", false}, {sock, "3", false}, {r, "", false},
+	} {
+		s := &session{o: Options{Stdin: c.stdin}, getenv: func(k string) string {
+			if k == "SHLVL" {
+				return c.shlvl
+			}
+			return ""
+		}}
+		assert.Equal(t, c.want, s.bashReadsRC(), "stdin %s SHLVL=%q", c.stdin.Name(), c.shlvl)
+		home := "/home/u"
+		assert.Equal(t, c.want, slices.Contains(s.ownStartupFiles(home), home+"/.bashrc"))
 	}
 }
