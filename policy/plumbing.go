@@ -516,14 +516,21 @@ func filtersInput(flt stateFilter, args []*syntax.Word) bool {
 // of a command's output, V=$(… | base64), and that no command names as
 // an operand (read V).
 func base64Vars(f *syntax.File) map[string]bool {
+	return onlyAssigned(f, base64Output)
+}
+
+// onlyAssigned returns the variables below n whose every assignment is a
+// plain one (no +=, index or array) of a value valid accepts, and that no
+// command names as an operand (read V, printf -v V).
+func onlyAssigned(n syntax.Node, valid func(*syntax.Word) bool) map[string]bool {
 	ok, bad := map[string]bool{}, map[string]bool{}
-	syntax.Walk(f, func(n syntax.Node) bool {
+	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Assign:
 			if n.Name == nil {
 				return true
 			}
-			if n.Append || n.Index != nil || n.Array != nil || n.Value == nil || !base64Output(n.Value) {
+			if n.Append || n.Index != nil || n.Array != nil || n.Value == nil || !valid(n.Value) {
 				bad[n.Name.Value] = true
 			} else {
 				ok[n.Name.Value] = true
@@ -912,32 +919,7 @@ func (t Trust) snapshotFunctions(f *syntax.File, src string) (map[string]snapsho
 // own variable) or a path claudeExecutable trusts, and that no command
 // names as an operand (read V, printf -v V).
 func (t Trust) exeVars(body *syntax.Stmt) map[string]bool {
-	ok := map[string]bool{}
-	bad := map[string]bool{}
-	syntax.Walk(body, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Assign:
-			if n.Name == nil {
-				return true
-			}
-			if n.Append || n.Index != nil || n.Array != nil || n.Value == nil || !t.exeValue(n.Value) {
-				bad[n.Name.Value] = true
-			} else {
-				ok[n.Name.Value] = true
-			}
-		case *syntax.CallExpr:
-			for _, w := range n.Args[min(1, len(n.Args)):] {
-				if v := w.Lit(); v != "" {
-					bad[v] = true
-				}
-			}
-		}
-		return true
-	})
-	for v := range bad {
-		delete(ok, v)
-	}
-	return ok
+	return onlyAssigned(body, t.exeValue)
 }
 
 // exeValue is "${CLAUDE_CODE_EXECPATH:-}" or a trusted executable path.
