@@ -445,8 +445,11 @@ func (c *Client) sendFailed(err error) error {
 	}
 	c.nc.Close()
 	<-c.done
+	// Why the reader dropped the connection says more than the write
+	// that found it closed: the hub's refusal, or a frame that failed
+	// its check (a replayed one arrives before the next request).
 	var eb *ErrorBody
-	if errors.As(c.err, &eb) {
+	if errors.As(c.err, &eb) || errors.Is(c.err, ErrNotAuthentic) {
 		return c.err
 	}
 	return err
