@@ -227,6 +227,7 @@ func effectNeed(effect string) needKind {
 // as reads (a safe command's model proved them harmless).
 func NeedsOf(res Result, cwd, home string) Needs {
 	var n Needs
+	var named []string // path words outside the workspace
 	if res.ParseError != "" {
 		n.Beyond = append(n.Beyond, "it does not parse: "+res.ParseError)
 	}
@@ -305,8 +306,9 @@ func NeedsOf(res Result, cwd, home string) Needs {
 				}
 			}
 		}
-		n.Read = append(n.Read, words...)
+		named = append(named, words...)
 	}
+	n.Read = append(n.Read, n.namedReads(named)...)
 	n.Read, n.Write = sortedSet(n.Read), sortedSet(n.Write)
 	return n
 }
