@@ -197,8 +197,9 @@ func (s *session) bashReadsRC() bool {
 }
 
 // sandboxWorkspace is the directory a confined command may write: the
-// top of the repository holding cwd, or cwd itself; "" when cwd is no
-// workspace (/, a home directory).
+// top of the repository holding cwd, or cwd itself; "" when that is no
+// workspace (/, a home directory or what holds it, /tmp: see
+// noWorkspace).
 func (s *session) sandboxWorkspace(cwd string) string {
 	if cwd == "" || cwd == "/" || cwd == s.getenv("HOME") {
 		return ""
@@ -206,13 +207,13 @@ func (s *session) sandboxWorkspace(cwd string) string {
 	for d := cwd; ; {
 		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
 			if d == "/" || d == s.getenv("HOME") {
-				return cwd
+				return s.usableWorkspace(cwd)
 			}
-			return d
+			return s.usableWorkspace(d)
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return cwd
+			return s.usableWorkspace(cwd)
 		}
 		d = parent
 	}
@@ -512,13 +513,22 @@ func gitDirs(ws string) []string {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(ws, dir)
 	}
-	out := []string{filepath.Clean(dir)}
+	dir = filepath.Clean(dir)
+	if !ownGitDir(ws, dir) {
+		return nil // a .git file naming what is not ws's repository (see ownGitDir)
+	}
+	out := []string{dir}
 	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(dir, common)
 		}
-		out = append(out, filepath.Clean(common))
+		// A git directory inside the workspace is the command's to
+		// write, its commondir file too: what that names outside is
+		// not the workspace's.
+		if common = filepath.Clean(common); !insideOnDisk(dir, ws) || insideOnDisk(common, ws) {
+			out = append(out, common)
+		}
 	}
 	return out
 }

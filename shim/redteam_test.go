@@ -1,0 +1,151 @@
+package shim
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/sandbox"
+)
+
+// Attacks on the confined outcome that go through what the shim derives
+// the grants from — the command's words, the .git file, the current
+// directory — rather than through the kernel. Each runs real processes in
+// a throwaway home with a canary key, and would read it or write
+// ~/.bashrc, unasked, on the code before the fix.
+
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+}
+
+// runIn runs program as w.run does, started in dir.
+func (w *confinedWorld) runIn(t *testing.T, dir, program string) (int, string, string) {
+	t.Helper()
+	ws := w.ws
+	w.ws = dir
+	defer func() { w.ws = ws }()
+	return w.run(t, program)
+}
+
+// assertUntouched checks that the canary was not printed and ~/.bashrc
+// not written.
+func (w *confinedWorld) assertUntouched(t *testing.T, out string) {
+	t.Helper()
+	assert.NotContains(t, out, "CANARY")
+	b, err := os.ReadFile(filepath.Join(w.home, ".bashrc"))
+	require.NoError(t, err)
+	assert.Equal(t, "# mine\n", string(b), "~/.bashrc was written")
+}
+
+// A path word granted for reading is granted to every process of the
+// command: `python3 steal.py ~` opened the whole home to the script, and
+// `ls ~; python3 steal.py` too. Such a command runs confined without it.
+func TestConfinedNamedHomeNotGranted(t *testing.T) {
+	requireSandbox(t)
+	for _, program := range []string{"python3 steal.py ~", "python3 steal.py ~/", "python3 steal.py /", "python3 steal.py ../", "ls ~; python3 steal.py"} {
+		t.Run(program, func(t *testing.T) {
+			w := newConfinedWorld(t)
+			status, out, errOut := w.run(t, program)
+			w.assertUntouched(t, out)
+			assert.Equal(t, 0, status, errOut)
+			assert.Equal(t, 2, strings.Count(out, "refused: Permission denied"), out)
+			assert.Equal(t, 0, w.asked)
+		})
+	}
+}
+
+// A confined command writes a .git file in a directory of the workspace,
+// naming the home as its repository; the agent's next command, started
+// there, took that directory for a worktree's and was granted the home
+// to read and write. Directly, or through a link in the workspace.
+func TestConfinedPlantedGitFile(t *testing.T) {
+	requireSandbox(t)
+	for name, plant := range map[string]string{
+		"absolute": `open("sub/.git", "w").write("gitdir: " + home + "\n")`,
+		"link":     `os.symlink(home, "sub/repo"); open("sub/.git", "w").write("gitdir: repo\n")`,
+		"commondir": `os.makedirs("sub/repo"); open("sub/repo/commondir", "w").write(home + "\n")
+open("sub/.git", "w").write("gitdir: repo\n")`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newConfinedWorld(t)
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os, shutil
+home = os.path.expanduser("~")
+os.makedirs("sub")
+shutil.copy("steal.py", "sub/steal.py")
+`+plant+"\n"), 0o600))
+			status, _, errOut := w.run(t, "python3 plant.py")
+			require.Equal(t, 0, status, errOut)
+			require.Equal(t, 0, w.asked, "planting runs confined, unasked")
+			status, out, errOut := w.runIn(t, filepath.Join(w.ws, "sub"), "python3 steal.py")
+			w.assertUntouched(t, out)
+			assert.Equal(t, 0, status, errOut)
+			assert.Equal(t, 2, strings.Count(out, "refused: Permission denied"), out)
+		})
+	}
+}
+
+// Started in a directory that holds the home (/home on a real machine)
+// or in a temporary directory's root, a confined command was granted all
+// of it as its workspace.
+func TestConfinedNoWorkspaceAbove(t *testing.T) {
+	requireSandbox(t)
+	w := newConfinedWorld(t)
+	above := filepath.Dir(w.home)
+	status, out, errOut := w.runIn(t, above, `python3 -c "print(open('home/.ssh/id_rsa').read())"`)
+	w.assertUntouched(t, out)
+	assert.NotEqual(t, 0, status)
+	status, out, errOut = w.runIn(t, above, `python3 -c "open('home/.bashrc', 'a').write('pwned')"`)
+	w.assertUntouched(t, out)
+	assert.NotEqual(t, 0, status, errOut)
+
+	// $TMPDIR's root (/tmp itself, as the policy sees it): other
+	// programs' files there are not this command's.
+	tmp := t.TempDir()
+	victim := filepath.Join(tmp, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("theirs\n"), 0o600))
+	w.env["TMPDIR"] = tmp
+	status, _, errOut = w.runIn(t, tmp, `python3 -c "open('victim', 'a').write('pwned')"`)
+	assert.NotEqual(t, 0, status, errOut)
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "theirs\n", string(b))
+}
+
+// A real worktree's and a real submodule's repositories lie outside the
+// workspace and point back at it: they are still granted.
+func TestGitDirsOfRealWorktreeAndSubmodule(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	main, lib := filepath.Join(root, "main"), filepath.Join(root, "lib")
+	for _, d := range []string{main, lib} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+		git(d, "init", "-q")
+		require.NoError(t, os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o644))
+		git(d, "add", "f")
+		git(d, "commit", "-qm", "x")
+	}
+	wt := filepath.Join(root, "wt")
+	git(main, "worktree", "add", "-q", wt)
+	assert.Equal(t, []string{filepath.Join(main, ".git", "worktrees", "wt"), filepath.Join(main, ".git")}, gitDirs(wt))
+
+	git(main, "submodule", "add", "-q", lib, "sub")
+	assert.Equal(t, []string{filepath.Join(main, ".git", "modules", "sub")}, gitDirs(filepath.Join(main, "sub")))
+}
