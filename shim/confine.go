@@ -288,20 +288,21 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 	}
 	c.write = []string{
 		or("GOCACHE", filepath.Join(cache, "go-build")),
-		or("GOMODCACHE", filepath.Join(gopath, "pkg", "mod")),
 		or("npm_config_cache", h(".npm")),
-		filepath.Join(cache, "pip"), filepath.Join(cache, "pypoetry"), filepath.Join(cache, "uv"),
-		filepath.Join(cache, "yarn"), filepath.Join(cache, "node-gyp"), filepath.Join(cache, "pnpm"),
-		filepath.Join(cache, "golangci-lint"), filepath.Join(cache, "pre-commit"),
-		h(".cargo/registry"), h(".cargo/git"),
+		filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts"), filepath.Join(cache, "uv"),
+		filepath.Join(cache, "yarn"), filepath.Join(cache, "pnpm"),
+		filepath.Join(cache, "golangci-lint"),
 	}
-	c.read = []string{
+	// Readable only: stores of code that later runs outside the sandbox,
+	// unchecked (see codeStores).
+	c.read = append(c.read, codeStores(getenv, home, cache, gopath)...)
+	c.read = append(c.read,
 		h(".gitconfig"), h(".config/git"),
 		filepath.Join(gopath, "bin"), h("sdk"), or("GOROOT", h(".go")),
 		h(".cargo/bin"), h(".rustup"),
 		h(".pyenv"), h(".local/bin"), h(".local/lib"), h(".local/share/virtualenvs"),
 		h(".nvm"), h(".volta"), h(".bun"), h(".deno"),
-	}
+	)
 	return c
 }
 

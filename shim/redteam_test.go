@@ -149,3 +149,52 @@ func TestGitDirsOfRealWorktreeAndSubmodule(t *testing.T) {
 	git(main, "submodule", "add", "-q", lib, "sub")
 	assert.Equal(t, []string{filepath.Join(main, ".git", "modules", "sub")}, gitDirs(filepath.Join(main, "sub")))
 }
+
+// Caches that hold code other projects run later, unconfined and
+// unchecked, are readable to a confined command but not writable: a
+// module's source in GOMODCACHE (compiled by the next go build anywhere),
+// a .pth in a Poetry environment, a pre-commit hook's environment. Go's
+// build cache stays writable: confined builds fill it.
+func TestConfinedCodeStoresReadOnly(t *testing.T) {
+	requireSandbox(t)
+	w := newConfinedWorld(t)
+	stores := []string{
+		"go/pkg/mod/example.com/m@v1.0.0/m.go",
+		".cache/pypoetry/virtualenvs/other-py3/lib/python3/site-packages/other.py",
+		".cache/pre-commit/repoabc/hook.py",
+		".cache/pip/wheels/ab/cd/other-1.0-py3-none-any.whl",
+		".cargo/registry/src/index/other-1.0.0/build.rs",
+	}
+	for _, s := range stores {
+		p := filepath.Join(w.home, s)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("original\n"), 0o644))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".cache", "go-build"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os, sys
+for s in sys.stdin.read().split():
+    p = os.path.join(os.path.expanduser("~"), s)
+    try:
+        assert open(p).read() == "original\n"
+        print("read", s)
+        open(p, "a").write("planted\n")
+        open(os.path.join(os.path.dirname(p), "zz.pth"), "w").write("import os\n")
+        print("wrote", s)
+    except OSError as e:
+        print("refused", s, e.strerror)
+open(os.path.expanduser("~/.cache/go-build/entry"), "w").write("built\n")
+print("built")
+`), 0o600))
+	status, out, errOut := w.run(t, "echo "+strings.Join(append(stores, ".cache/go-build/entry"), " ")+" | python3 plant.py")
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, 0, w.asked)
+	for _, s := range stores {
+		assert.Contains(t, out, "read "+s+"\n")
+		assert.NotContains(t, out, "wrote "+s)
+		b, err := os.ReadFile(filepath.Join(w.home, s))
+		require.NoError(t, err)
+		assert.Equal(t, "original\n", string(b), s)
+		assert.NoFileExists(t, filepath.Join(w.home, filepath.Dir(s), "zz.pth"))
+	}
+	assert.Contains(t, out, "built\n")
+}

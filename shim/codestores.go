@@ -1,0 +1,27 @@
+package shim
+
+import "path/filepath"
+
+// codeStores are caches that hold code other projects build or run later,
+// outside any sandbox, without checking it again: Go's extracted modules
+// (go build compiles $GOMODCACHE/mod@v as it finds it; only go mod verify
+// would notice), Cargo's extracted crates (build.rs included), pip's
+// cache of wheels it built (installed again without a hash), Poetry's
+// virtual environments (a .pth file there runs at every start of that
+// project's Python), pre-commit's hook environments (run by every git
+// commit), node-gyp's headers (compiled into native modules). A confined
+// command may read them — builds need the modules — but not change them:
+// what they would write there needs the network anyway (a download),
+// which is not confined.
+func codeStores(getenv func(string) string, home, cache, gopath string) []string {
+	mod := filepath.Join(gopath, "pkg", "mod")
+	if v := getenv("GOMODCACHE"); v != "" && filepath.IsAbs(v) {
+		mod = v
+	}
+	return []string{
+		mod,
+		filepath.Join(home, ".cargo", "registry"), filepath.Join(home, ".cargo", "git"),
+		filepath.Join(cache, "pip"), filepath.Join(cache, "pypoetry"),
+		filepath.Join(cache, "pre-commit"), filepath.Join(cache, "node-gyp"),
+	}
+}
