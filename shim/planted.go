@@ -53,11 +53,11 @@ type codeSnapshot struct {
 // watchedFiles lists the files of ws that run code outside the sandbox
 // later: .envrc, and in each of its git directories (gitDirs outside it,
 // .git inside) the configuration and every hook that is not a sample.
-func watchedFiles(ws string) []string {
+func watchedFiles(ws string, extra []string) []string {
 	if ws == "" {
 		return nil
 	}
-	out := []string{filepath.Join(ws, ".envrc")}
+	out := append([]string{filepath.Join(ws, ".envrc")}, extra...)
 	dirs := gitDirs(ws)
 	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
 		dirs = append(dirs, filepath.Join(ws, ".git"))
@@ -75,10 +75,11 @@ func watchedFiles(ws string) []string {
 	return slices.Compact(out)
 }
 
-// snapshotCode identifies the watched files of ws as they are now.
-func snapshotCode(ws string) codeSnapshot {
+// snapshotCode identifies the watched files of ws as they are now; extra
+// are more of them (see hookFiles).
+func snapshotCode(ws string, extra []string) codeSnapshot {
 	snap := codeSnapshot{Workspace: ws, Files: map[string]fileID{}}
-	for _, p := range watchedFiles(ws) {
+	for _, p := range watchedFiles(ws, extra) {
 		if id, ok := identify(p); ok {
 			snap.Files[p] = id
 		}
@@ -168,7 +169,7 @@ func (s *session) plantedSince(ws string) []string {
 		// change of everything watched.
 		return []string{"(the record of " + ws + "'s code files is unreadable: " + path + ")"}
 	}
-	return old.changedSince(snapshotCode(ws))
+	return old.changedSince(snapshotCode(ws, s.hookFiles(ws)))
 }
 
 // rememberCode records the watched files of ws as they are now, replacing
@@ -179,7 +180,7 @@ func (s *session) rememberCode(ws string) {
 		s.warnf("record code files: %v", err)
 		return
 	}
-	b, err := json.Marshal(snapshotCode(ws))
+	b, err := json.Marshal(snapshotCode(ws, s.hookFiles(ws)))
 	if err != nil {
 		s.warnf("record code files: %v", err)
 		return

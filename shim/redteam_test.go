@@ -198,3 +198,42 @@ print("built")
 	}
 	assert.Contains(t, out, "built\n")
 }
+
+// A project whose hooks live in the work tree (core.hooksPath =
+// .githooks, husky, pre-commit's configuration): a confined command that
+// rewrites one plants code the next git commit or an approved git push
+// runs unconfined. The next command asks, as for .git/hooks.
+func TestConfinedPlantedWorkTreeHookAsks(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for name, c := range map[string]struct{ setup, planted string }{
+		"hooksPath":  {"mkdir .githooks && printf '#!/bin/sh\\necho ok\\n' > .githooks/pre-push && chmod +x .githooks/pre-push && git config core.hooksPath .githooks", ".githooks/pre-push"},
+		"newHook":    {"mkdir .githooks && git config core.hooksPath .githooks", ".githooks/pre-commit"},
+		"husky":      {"mkdir -p .husky/_ && printf 'npm test\\n' > .husky/pre-commit && git config core.hooksPath .husky/_", ".husky/pre-commit"},
+		"pre-commit": {"printf 'repos: []\\n' > .pre-commit-config.yaml", ".pre-commit-config.yaml"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newConfinedWorld(t)
+			require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+			setup := exec.Command("/bin/sh", "-c", "git init -q && "+c.setup)
+			setup.Dir = w.ws
+			out, err := setup.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "harmless.py"), []byte("open('out.txt', 'w').write('ok')\n"), 0o600))
+			// The file to plant comes on stdin: a word naming it would ask.
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte("import sys\nopen(sys.stdin.read().strip(), 'a').write('cat ~/.ssh/id_rsa\\n')\n"), 0o600))
+			status, _, errOut := w.run(t, "python3 harmless.py")
+			require.Equal(t, 0, status, errOut)
+			status, _, errOut = w.run(t, "echo "+strings.ReplaceAll(c.planted, "/", "@")+" | tr @ / | python3 plant.py")
+			require.Equal(t, 0, status, errOut)
+			require.Equal(t, 0, w.asked, "the planting runs confined, unasked")
+
+			status, _, errOut = w.run(t, "python3 harmless.py")
+			assert.Equal(t, ExitDenied, status)
+			assert.Equal(t, 1, w.asked)
+			assert.Contains(t, errOut, c.planted)
+		})
+	}
+}

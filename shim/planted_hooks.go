@@ -1,0 +1,49 @@
+package shim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/execgate/execgate/internal/gitconfig"
+)
+
+// hookFiles are more of the workspace's files that run code outside the
+// sandbox later, beside .git/hooks: the hooks in a directory that
+// core.hooksPath names inside the workspace (.githooks, .husky/_), and
+// the files the common hook managers read when git runs their hook —
+// pre-commit's configuration (its local hooks are commands), husky's
+// scripts (.husky/pre-commit, sourced by the stub in .husky/_),
+// lefthook's configuration. A confined command rewriting one of them
+// plants code that the next `git commit` or an approved `git push` runs,
+// unconfined, as surely as a new .git/hooks/pre-push would.
+func (s *session) hookFiles(ws string) []string {
+	if ws == "" {
+		return nil
+	}
+	out := []string{
+		filepath.Join(ws, ".pre-commit-config.yaml"), filepath.Join(ws, ".pre-commit-config.yml"),
+		filepath.Join(ws, "lefthook.yml"), filepath.Join(ws, ".lefthook.yml"),
+		filepath.Join(ws, "lefthook-local.yml"), filepath.Join(ws, ".lefthook-local.yml"),
+	}
+	dirs := []string{filepath.Join(ws, ".husky")}
+	if c, err := gitconfig.Load(gitconfig.Options{Dir: ws, Getenv: s.getenv, Home: s.getenv("HOME")}); err == nil {
+		// An unreadable configuration names no directory here; the
+		// configuration file itself is watched (watchedFiles).
+		if hd, err := c.HookDirs(); err == nil {
+			dirs = append(dirs, hd...)
+		}
+	}
+	for _, d := range dirs {
+		if !insideOnDisk(d, ws) {
+			continue // outside the workspace: no confined command writes there
+		}
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".sample") {
+				out = append(out, filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return out
+}
