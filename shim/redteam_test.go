@@ -237,3 +237,42 @@ func TestConfinedPlantedWorkTreeHookAsks(t *testing.T) {
 		})
 	}
 }
+
+// A hook planted by a confined command, then a git push the user's own
+// allowlist lets through: it runs unconfined, and so did the hook, with
+// only a line on stderr. It asks now.
+func TestPlantedHookAllowlistedPushAsks(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	w := newConfinedWorld(t)
+	remote := filepath.Join(filepath.Dir(w.home), "remote.git")
+	stolen := filepath.Join(filepath.Dir(w.home), "stolen")
+	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+	setup := exec.Command("/bin/sh", "-c", `git init -q --bare "$1" && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x && git remote add origin "$1"`, "sh", remote)
+	setup.Dir = w.ws
+	out, err := setup.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
+		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "git push origin HEAD"}]}}}`), 0o600))
+	// The hook writes where $STOLEN says: the agent's environment,
+	// which git passes on to it.
+	w.env["STOLEN"] = stolen
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os
+p = os.path.join(".git", "hooks", "pre-push")
+open(p, "w").write('#!/bin/sh\ncat ~/.ssh/id_rsa > "$STOLEN"\n')
+os.chmod(p, 0o755)
+`), 0o600))
+	status, _, errOut := w.run(t, "python3 plant.py")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, 0, w.asked, "the planting runs confined, unasked")
+
+	status, _, errOut = w.run(t, "git push origin HEAD")
+	assert.Equal(t, ExitDenied, status, errOut)
+	assert.Equal(t, 1, w.asked)
+	assert.Contains(t, errOut, ".git/hooks/pre-push")
+	assert.NoFileExists(t, stolen, "the planted hook ran unconfined")
+}

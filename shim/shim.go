@@ -370,6 +370,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 			res.Reasons = append([]string{"each command is judged as it runs (interp engine)"}, res.Reasons...)
 		}
 	}
+	res = s.plantedAsks(res, grants)
 	// Last: the reasons that make it ask come first in a refusal's line.
 	res.Reasons = append(res.Reasons, confinementLine(res, grants, confined, s.sandboxStatus()))
 	s.ev.Command, s.ev.Source, s.ev.Via = s.judged(), s.source, s.via
