@@ -227,6 +227,9 @@ func (p *Prepared) apply() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
 	}
+	if err := dropCaps(); err != nil {
+		return err
+	}
 	var flags uintptr
 	if p.abi >= 7 {
 		flags = restrictSelfLogNewExecOn
