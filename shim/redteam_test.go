@@ -276,3 +276,20 @@ os.chmod(p, 0o755)
 	assert.Contains(t, errOut, ".git/hooks/pre-push")
 	assert.NoFileExists(t, stolen, "the planted hook ran unconfined")
 }
+
+// Started in a directory that holds credentials (the agent cd'd there), a
+// confined command was granted it as its workspace: `echo … | python3`
+// printed the key, unasked.
+func TestConfinedNoWorkspaceOfCredentials(t *testing.T) {
+	requireSandbox(t)
+	w := newConfinedWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".kube"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.home, ".kube", "config"), []byte("CANARY-KUBE\n"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".config", "gh"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.home, ".config", "gh", "hosts.yml"), []byte("CANARY-GH\n"), 0o600))
+	for dir, file := range map[string]string{".ssh": "id_rsa", ".kube": "config", ".config": "gh/hosts.yml", ".config/gh": "hosts.yml"} {
+		status, out, errOut := w.runIn(t, filepath.Join(w.home, dir), `echo 'print(open("`+file+`").read())' | python3`)
+		w.assertUntouched(t, out)
+		assert.NotEqual(t, 0, status, "%s: %s", dir, errOut)
+	}
+}

@@ -17,16 +17,17 @@ import (
 
 // noWorkspace reports whether ws, as written or as it resolves on disk,
 // can hold no project (the policy's rule: /, a home or what holds it,
-// /tmp and the other temporary roots, the system's directories). Granting
-// one of those as the workspace would grant every file beneath it:
-// started in /home, a confined command could write ~/.bashrc; in /tmp,
-// every other program's files there.
+// /tmp and the other temporary roots, the system's directories), or holds
+// credentials (~/.ssh, ~/.kube, ~/.config). Granting one of those as the
+// workspace would grant every file beneath it: started in /home, a
+// confined command could write ~/.bashrc; in /tmp, every other program's
+// files there; in ~/.kube, read the cluster's credentials.
 func (s *session) noWorkspace(ws string) bool {
 	if s.engine == nil {
 		return true // nothing to judge it by: grant nothing
 	}
 	req := policy.Request{Home: s.getenv("HOME"), Getenv: s.getenv}
-	if s.engine.NotAWorkspace(req, ws) {
+	if s.engine.NotAWorkspace(req, ws) || s.engine.HoldsCredentials(req, ws) {
 		return true
 	}
 	real, err := filepath.EvalSymlinks(ws)
