@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // Reason is one finding about a segment, in plain words.
@@ -260,7 +262,7 @@ func (a *analyzer) program(src string, f frame) error {
 	if len(src) > maxInput {
 		return fmt.Errorf("command is %d bytes, more than the %d this analysis reads", len(src), maxInput)
 	}
-	file, err := parseProgram(src, f.lang)
+	file, err := shparse.Parse(src, f.lang)
 	if err != nil {
 		return err
 	}
