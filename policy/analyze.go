@@ -230,7 +230,7 @@ type analyzer struct {
 	// (literalvars.go); literalUses the segments that relied on them.
 	literals    literalVars
 	literalUses []*Segment
-	// pathState is what the analysis saw of the file system (disk.go).
+	// pathState is what the analysis saw of the file system (pathstate.go).
 	pathState
 }
 

@@ -11,8 +11,9 @@
 //
 // The packages beneath it each hold one concern that needs nothing of the
 // judging: shparse parses as the shell reads, or refuses (a text too deep
-// to parse safely, one bash reads otherwise than the parser). The
-// configuration file it judges under is package config's; the allowlist and
-// denylist patterns are package pattern's. The package never runs anything
-// and never asks anyone: it only explains.
+// to parse safely, one bash reads otherwise than the parser); pathres says
+// where a path leads, as bash spells it and on disk as the kernel resolves
+// it. The configuration file it judges under is package config's; the
+// allowlist and denylist patterns are package pattern's. The package never
+// runs anything and never asks anyone: it only explains.
 package policy
