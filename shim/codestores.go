@@ -25,3 +25,15 @@ func codeStores(getenv func(string) string, home, cache, gopath string) []string
 		filepath.Join(cache, "pre-commit"), filepath.Join(cache, "node-gyp"),
 	}
 }
+
+// gitXDGFiles are the files git reads from its XDG directory: its
+// configuration, ignore and attributes files — not the directory, which
+// also holds git-credential-store's plain-text tokens (credentials).
+func gitXDGFiles(getenv func(string) string, home string) []string {
+	dir := filepath.Join(home, ".config")
+	if v := getenv("XDG_CONFIG_HOME"); v != "" && filepath.IsAbs(v) {
+		dir = v
+	}
+	dir = filepath.Join(dir, "git")
+	return []string{filepath.Join(dir, "config"), filepath.Join(dir, "ignore"), filepath.Join(dir, "attributes")}
+}

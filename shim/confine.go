@@ -296,8 +296,9 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
 	c.read = append(c.read, codeStores(getenv, home, cache, gopath)...)
+	c.read = append(c.read, gitXDGFiles(getenv, home)...)
 	c.read = append(c.read,
-		h(".gitconfig"), h(".config/git"),
+		h(".gitconfig"),
 		filepath.Join(gopath, "bin"), h("sdk"), or("GOROOT", h(".go")),
 		h(".cargo/bin"), h(".rustup"),
 		h(".pyenv"), h(".local/bin"), h(".local/lib"), h(".local/share/virtualenvs"),

@@ -293,3 +293,34 @@ func TestConfinedNoWorkspaceOfCredentials(t *testing.T) {
 		assert.NotEqual(t, 0, status, "%s: %s", dir, errOut)
 	}
 }
+
+// git's XDG directory holds git-credential-store's tokens beside the
+// configuration git needs: only the files git reads are granted.
+func TestConfinedGitCredentialStore(t *testing.T) {
+	requireSandbox(t)
+	for _, xdg := range []bool{false, true} {
+		w := newConfinedWorld(t)
+		dir := filepath.Join(w.home, ".config", "git") // where git looks
+		if xdg {
+			dir = filepath.Join(w.env["XDG_CONFIG_HOME"], "git")
+		} else {
+			delete(w.env, "XDG_CONFIG_HOME")
+		}
+		require.NoError(t, os.MkdirAll(dir, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "credentials"), []byte("https://u:CANARY-TOKEN@example.com\n"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "config"), []byte("[user]\n\tname = Config Read\n"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(w.ws, "creds.py"), []byte(`import os, sys
+for f in ("credentials", "config"):
+    try:
+        print(open(os.path.join(sys.argv[1], f)).read())
+    except OSError as e:
+        print("refused:", e.strerror)
+`), 0o600))
+		w.env["GITDIR"] = dir
+		status, out, errOut := w.run(t, `python3 creds.py "$GITDIR"`)
+		require.Equal(t, 0, status, errOut)
+		assert.NotContains(t, out, "CANARY", "XDG_CONFIG_HOME set: %v", xdg)
+		assert.Contains(t, out, "refused: Permission denied")
+		assert.Contains(t, out, "name = Config Read", "git's own configuration stays readable")
+	}
+}
