@@ -9,10 +9,11 @@ import "path/filepath"
 // cache of wheels it built (installed again without a hash), Poetry's
 // virtual environments (a .pth file there runs at every start of that
 // project's Python), pre-commit's hook environments (run by every git
-// commit), node-gyp's headers (compiled into native modules). A confined
-// command may read them — builds need the modules — but not change them:
-// what they would write there needs the network anyway (a download),
-// which is not confined.
+// commit), node-gyp's headers (compiled into native modules), yarn 1's
+// unpacked packages (copied into the next project's node_modules) and
+// pnpm's package metadata. A confined command may read them — builds
+// need the modules — but not change them: what it would write there needs
+// the network anyway (a download), which is not confined.
 func codeStores(getenv func(string) string, home, cache, gopath string) []string {
 	mod := filepath.Join(gopath, "pkg", "mod")
 	if v := getenv("GOMODCACHE"); v != "" && filepath.IsAbs(v) {
@@ -23,6 +24,7 @@ func codeStores(getenv func(string) string, home, cache, gopath string) []string
 		filepath.Join(home, ".cargo", "registry"), filepath.Join(home, ".cargo", "git"),
 		filepath.Join(cache, "pip"), filepath.Join(cache, "pypoetry"),
 		filepath.Join(cache, "pre-commit"), filepath.Join(cache, "node-gyp"),
+		filepath.Join(cache, "yarn"), filepath.Join(cache, "pnpm"),
 	}
 }
 

@@ -290,7 +290,6 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 		or("GOCACHE", filepath.Join(cache, "go-build")),
 		or("npm_config_cache", h(".npm")),
 		filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts"), filepath.Join(cache, "uv"),
-		filepath.Join(cache, "yarn"), filepath.Join(cache, "pnpm"),
 		filepath.Join(cache, "golangci-lint"),
 	}
 	// Readable only: stores of code that later runs outside the sandbox,

@@ -164,6 +164,7 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 		".cache/pre-commit/repoabc/hook.py",
 		".cache/pip/wheels/ab/cd/other-1.0-py3-none-any.whl",
 		".cargo/registry/src/index/other-1.0.0/build.rs",
+		".cache/yarn/v6/npm-left-pad-1.3.0-integrity/node_modules/left-pad/index.js",
 	}
 	for _, s := range stores {
 		p := filepath.Join(w.home, s)
