@@ -286,15 +286,19 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 		}
 		return def
 	}
+	npmCache := or("npm_config_cache", h(".npm"))
 	c.write = []string{
 		or("GOCACHE", filepath.Join(cache, "go-build")),
-		or("npm_config_cache", h(".npm")),
+		filepath.Join(npmCache, "_cacache"), filepath.Join(npmCache, "_logs"),
 		filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts"), filepath.Join(cache, "uv"),
 		filepath.Join(cache, "golangci-lint"),
 	}
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
 	c.read = append(c.read, codeStores(getenv, home, cache, gopath)...)
+	// npm's cache is content checked (_cacache) and its logs are logs;
+	// the rest of it is code npx runs again unchecked (_npx).
+	c.read = append(c.read, npmCache)
 	c.read = append(c.read, gitXDGFiles(getenv, home)...)
 	c.read = append(c.read,
 		h(".gitconfig"),

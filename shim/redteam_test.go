@@ -165,6 +165,7 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 		".cache/pip/wheels/ab/cd/other-1.0-py3-none-any.whl",
 		".cargo/registry/src/index/other-1.0.0/build.rs",
 		".cache/yarn/v6/npm-left-pad-1.3.0-integrity/node_modules/left-pad/index.js",
+		".npm/_npx/0123abcd/node_modules/prettier/index.js",
 	}
 	for _, s := range stores {
 		p := filepath.Join(w.home, s)
@@ -324,4 +325,23 @@ for f in ("credentials", "config"):
 		assert.Contains(t, out, "refused: Permission denied")
 		assert.Contains(t, out, "name = Config Read", "git's own configuration stays readable")
 	}
+}
+
+// npm's own cache and logs stay writable: an npm project's tests run
+// confined, unasked, with only _npx (code npx runs again) held read-only.
+func TestConfinedNpmTestRuns(t *testing.T) {
+	requireSandbox(t)
+	if _, err := os.Stat("/usr/bin/npm"); err != nil {
+		t.Skip("no npm among the system's programs")
+	}
+	w := newConfinedWorld(t)
+	for _, d := range []string{"_cacache", "_logs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".npm", d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "package.json"),
+		[]byte(`{"name": "x", "version": "1.0.0", "scripts": {"test": "node -e \"console.log(6*7)\""}}`), 0o600))
+	status, out, errOut := w.run(t, "npm test")
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, 0, w.asked)
+	assert.Contains(t, out, "42\n")
 }
