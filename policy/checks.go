@@ -1355,7 +1355,11 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	}
 	if !target.pathKnown() {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.shown())), Rule: "dynamic-redirect"})
+		seg.LossUnknown = seg.LossUnknown || lossRedirect(op)
 		return
+	}
+	if lossRedirect(op) && !target.brace {
+		a.noteLoss(seg, target, false)
 	}
 	if target.glob {
 		a.globWrite(seg, target, op)

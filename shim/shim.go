@@ -332,7 +332,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	judgedWhole := res.Decision == policy.Allow // bash may run it as it is
 	// How it would run, if allowed: decided before anyone is asked, so
 	// that an approval grants what the person was shown.
-	needs := s.needsOf(req, res)
+	needs := s.needsOf(ctx, req, res)
 	if s.sandboxStatus().Supported() {
 		if s.planted = s.plantedSince(s.sandboxWorkspace(cwd)); len(s.planted) > 0 {
 			// Nothing runs confined in place of asking; what runs still
