@@ -52,7 +52,8 @@ func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Re
 		n.Beyond = append(n.Beyond, "asks to run outside the sandbox ("+unconfineVar+"=off)")
 	}
 	if n.Within() && res.Decision != policy.Allow && s.sandboxStatus().Supported() {
-		n.Beyond = append(n.Beyond, policy.WorkLoss(ctx, res, req.Cwd, req.Home, s.getenv)...)
+		n.Destroys = policy.WorkLoss(ctx, res, req.Cwd, req.Home, s.getenv)
+		n.Beyond = append(n.Beyond, n.Destroys...)
 	}
 	return n
 }

@@ -139,7 +139,13 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	s.ev.Command, s.ev.Source = s.program, o.Source
 	s.ev.Risk, s.ev.Reasons = res.Risk.String(), res.Reasons
 
-	confined := o.Confinable && s.confinable(ctx, req, res)
+	confined := false
+	if o.Confinable {
+		var destroys []string
+		confined, destroys = s.confinable(ctx, req, res)
+		res.Reasons = append(destroys, res.Reasons...) // why it asks after all
+		s.ev.Reasons = res.Reasons
+	}
 	var v verdict
 	if confined && res.Decision != policy.Allow {
 		v = verdict{allow: true, by: ByConfined}
@@ -212,17 +218,18 @@ func Refuse(o JudgeOptions, risk, reason string) Judgement {
 // confinable reports whether the shim, given res to run, would run it
 // confined: unasked when its needs fit the sandbox, or, proven safe, with
 // what its model needs. Nothing planted in the workspace may be pending
-// (the shim would ask then).
-func (s *session) confinable(ctx context.Context, req policy.Request, res policy.Result) bool {
+// (the shim would ask then). destroys is the work it would destroy that
+// keeps it from running confined (policy.Needs.Destroys).
+func (s *session) confinable(ctx context.Context, req policy.Request, res policy.Result) (ok bool, destroys []string) {
 	if !s.sandboxStatus().Supported() {
-		return false
+		return false, nil
 	}
 	if len(s.plantedSince(s.sandboxWorkspace(req.Cwd))) > 0 {
-		return false
+		return false, nil
 	}
 	needs := s.needsOf(ctx, req, res)
 	if res.Decision == policy.Allow {
-		return res.Risk == policy.Safe && needs.Within()
+		return res.Risk == policy.Safe && needs.Within(), nil
 	}
-	return policy.CanConfine(req.Policy, res, needs, true)
+	return policy.CanConfine(req.Policy, res, needs, true), needs.Destroys
 }

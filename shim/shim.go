@@ -333,6 +333,11 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// How it would run, if allowed: decided before anyone is asked, so
 	// that an approval grants what the person was shown.
 	needs := s.needsOf(ctx, req, res)
+	if len(needs.Destroys) > 0 {
+		// Why it asks although it would otherwise run confined: the
+		// person sees that first.
+		res.Reasons = append(slices.Clone(needs.Destroys), res.Reasons...)
+	}
 	if s.sandboxStatus().Supported() {
 		if s.planted = s.plantedSince(s.sandboxWorkspace(cwd)); len(s.planted) > 0 {
 			// Nothing runs confined in place of asking; what runs still

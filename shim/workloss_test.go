@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,6 +102,11 @@ func TestDestroyingUncommittedWorkAsks(t *testing.T) {
 				after, err := os.ReadFile(filepath.Join(w.ws, c.file))
 				require.NoError(t, err, "the uncommitted file is gone")
 				assert.Equal(t, string(before), string(after))
+				if !strings.HasPrefix(c.program, "git ") {
+					// Why it asks although it fits the sandbox otherwise.
+					require.NotEmpty(t, w.reasons)
+					assert.Contains(t, w.reasons[0], "deletes", "the question leads with what it destroys")
+				}
 				return
 			}
 			assert.Equal(t, 0, w.asked, "should run confined: %s", errOut)

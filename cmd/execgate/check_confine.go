@@ -37,7 +37,8 @@ func confinementOf(c *checker, res *policy.Result, getenv func(string) string) c
 	st := probeSandbox(getenv)
 	n := policy.NeedsOf(*res, c.base.Cwd, c.base.Home)
 	if n.Within() && res.Decision != policy.Allow && st.Supported() {
-		n.Beyond = append(n.Beyond, policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)...)
+		n.Destroys = policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)
+		n.Beyond = append(n.Beyond, n.Destroys...)
 	}
 	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {

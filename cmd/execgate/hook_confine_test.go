@@ -144,6 +144,17 @@ open("made.txt", "w").write("ok")'`
 		assert.Equal(t, "ask", got, c)
 		assert.Nil(t, a.HookSpecificOutput.UpdatedInput, c)
 	}
+	// Work git does not hold: asked about, saying so first.
+	repo := filepath.Join(e.work, "repo")
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "mine"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "mine", "notes.md"), []byte("x"), 0o600))
+	git := exec.Command("git", "init", "-q", repo)
+	git.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	require.NoError(t, git.Run())
+	o = e.hook(t, withCommand(t, "claude", repo, "rm -rf mine"), "hook", "claude")
+	assert.Equal(t, "ask", answerOf(t, "claude", o))
+	assert.Contains(t, o.stdout, "which git does not hold in a commit")
+	assert.NotContains(t, o.stdout, "updatedInput")
 	for _, agent := range []string{"codex", "gemini"} {
 		o := e.hook(t, withCommand(t, agent, e.work, command), "hook", agent)
 		assert.NotContains(t, o.stdout, "updatedInput", agent)
