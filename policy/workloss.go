@@ -179,6 +179,9 @@ func (a *analyzer) noteLoss(seg *Segment, w word, tree bool) {
 	if strings.HasPrefix(t, "~") && !w.tilde {
 		t = "./" + t // a quoted ~ is a file named ~
 	}
+	if !w.glob && a.pathIn("harmless", a.normPath(t)) {
+		return // 2>/dev/null
+	}
 	pattern := w.glob
 	if pattern {
 		// Extended patterns and classes path.Match does not read the

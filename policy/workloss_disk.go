@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +73,9 @@ func WorkLoss(ctx context.Context, res Result, cwd, home string, getenv func(str
 	}
 	if len(why) > 0 {
 		return why
+	}
+	if !unknown && !slices.ContainsFunc(losses, func(l Loss) bool { return inside(l.Path, top) }) {
+		return nil // nothing of the workspace (a scratch file, /dev/null)
 	}
 	found, err := cfg.Programs(gitconfig.Invocation{Sub: "status", ReadOnly: true})
 	if err == nil && len(found) > 0 {

@@ -203,3 +203,20 @@ func TestLossHits(t *testing.T) {
 		assert.Equal(t, c.hits, lossHits(c.loss, c.p), "%+v %s", c.loss, c.p)
 	}
 }
+
+// What lies outside the workspace (/dev/null, a scratch file) is not
+// looked up: git is not even run for it.
+func TestWorkLossIgnoresOutside(t *testing.T) {
+	e := testEngine(t)
+	ws, home := lossRepo(t)
+	res := e.Evaluate(Request{Command: "ls 2>/dev/null > /tmp/scratch-out.txt", Cwd: ws, Home: home})
+	for _, s := range res.Segments {
+		for _, l := range s.Losses {
+			assert.NotEqual(t, "/dev/null", l.Path)
+		}
+	}
+	// A context already done would make git fail: nothing is asked of it.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.Empty(t, WorkLoss(ctx, res, ws, home, nil))
+}
