@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/sandbox"
 )
@@ -29,7 +32,7 @@ func TestThroughShimQuoting(t *testing.T) {
 	out := filepath.Join(dir, "got")
 	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/bash\nprintf '%s\\0' \"$EXECGATE_AGENT\" \"$EXECGATE_CONFIG\" \"$@\" > \"$OUT\"\n"), 0o700))
 	rng := rand.New(rand.NewPCG(24, 2))
-	alphabet := []byte("'\"\\$`!*?[]{}()<>|&;# \t\n~=%^a-z0\x01\x7f\xff\xc3")
+	alphabet := []byte("'\"\\$`!*?[]{}()<>|&;# \t\r\n~=%^a-z0\x01\x7f\xff\xc3")
 	n := 300
 	if testing.Short() {
 		n = 50
@@ -160,4 +163,33 @@ open("made.txt", "w").write("ok")'`
 		assert.NotContains(t, o.stdout, "updatedInput", agent)
 		assert.NotEqual(t, "allow", answerOf(t, agent, o), agent)
 	}
+}
+
+// FuzzThroughShim: for any command without NUL, the rewritten line parses
+// as one simple command whose last word is the command itself (as
+// mvdan.cc/sh reads bash), and rewritable never panics.
+func FuzzThroughShim(f *testing.F) {
+	for _, s := range []string{"ls", "echo 'a'\"b\"", "x\\\ny", "$(id)", "a'b'c", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, command string) {
+		_ = rewritable(command, "/usr/bin:/bin")
+		if strings.ContainsRune(command, 0) || !utf8.ValidString(command) || strings.Contains(command, "\r") {
+			// The hook's input is UTF-8; mvdan.cc/sh reads CR LF as LF
+			// where bash keeps the CR. TestThroughShimQuoting covers
+			// every byte but NUL through the real bash.
+			return
+		}
+		line := throughShim("/abs/exec'gate", command, "claude-code", "/c f.json")
+		file, err := syntax.NewParser().Parse(strings.NewReader(line), "")
+		require.NoError(t, err, line)
+		require.Len(t, file.Stmts, 1)
+		call, ok := file.Stmts[0].Cmd.(*syntax.CallExpr)
+		require.True(t, ok)
+		require.Len(t, call.Assigns, 2)
+		require.Len(t, call.Args, 4)
+		got, err := expand.Fields(&expand.Config{}, call.Args[3])
+		require.NoError(t, err)
+		require.Equal(t, []string{command}, got)
+	})
 }
