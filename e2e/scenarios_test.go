@@ -59,7 +59,7 @@ func (sc scenario) commandFor(agent, route string) string {
 // where this machine can confine: the shim's, and those Claude Code's hook
 // rewrites to run through the shim (PreToolUse updatedInput).
 func confines(agent, route string) bool {
-	return (route == routeShim || route == routeHook && agent == "claude") && sandbox.Probe(nil).Supported()
+	return (route == routeShim || route == routeHook && (agent == "claude" || agent == "codex")) && sandbox.Probe(nil).Supported()
 }
 
 var scenarios = []scenario{
@@ -105,7 +105,9 @@ var scenarios = []scenario{
 		name: "an approved rm runs", command: "rm -rf ./scratch", hub: true,
 		// Codex 0.169 itself refuses `rm -rf` after every hook has allowed
 		// it ("rm -f style commands are not permitted").
-		per:  map[string]string{"codex": "rm -r ./scratch"},
+		// It writes .envrc too, which no route confines: the approver
+		// is asked everywhere.
+		per:  map[string]string{"codex": "rm -r ./scratch && touch .envrc"},
 		shim: "rm -rf ./scratch && touch .envrc",
 		prepare: func(t *testing.T, w *world) {
 			must(t, os.MkdirAll(filepath.Join(w.work, "scratch", "sub"), 0o755))

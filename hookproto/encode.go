@@ -24,11 +24,12 @@ type preToolUseOutput struct {
 
 // preToolUse encodes the PreToolUse answer. Codex (canAllow false) knows
 // neither "allow" without a rewritten input nor "ask": an allowance is
-// silence, which leaves Codex's own sandbox and approvals in force, and an
-// ask is refused rather than sent where it would be read as a failed hook.
+// silence, which leaves Codex's own sandbox and approvals in force, unless
+// it carries the rewritten input (Verdict.Input), and an ask is refused
+// rather than sent where it would be read as a failed hook.
 func preToolUse(canAllow bool) func(Verdict) Answer {
 	return func(v Verdict) Answer {
-		if v.Decision == NoOpinion || v.Decision == Allow && !canAllow {
+		if v.Decision == NoOpinion || v.Decision == Allow && !canAllow && len(v.Input) == 0 {
 			return Answer{}
 		}
 		if v.Decision == Ask && !canAllow {
@@ -38,7 +39,7 @@ func preToolUse(canAllow bool) func(Verdict) Answer {
 		out.HookSpecificOutput.HookEventName = "PreToolUse"
 		out.HookSpecificOutput.PermissionDecision = v.Decision.String()
 		out.HookSpecificOutput.PermissionDecisionReason = v.Reason
-		if v.Decision == Allow && canAllow {
+		if v.Decision == Allow {
 			out.HookSpecificOutput.UpdatedInput = v.Input
 		}
 		return Answer{Stdout: encodeJSON(out)}
@@ -145,10 +146,14 @@ func parsePreToolUse(codex bool) func(Answer) Verdict {
 		case "deny", "block":
 			return Verdict{Decision: Deny, Reason: reason}
 		case "allow", "approve":
-			if codex {
-				return Verdict{Decision: NoOpinion, Reason: "Codex does not support allow: a failed hook, the tool runs"}
+			if codex && (out.HookSpecificOutput == nil || len(out.HookSpecificOutput.UpdatedInput) == 0) {
+				return Verdict{Decision: NoOpinion, Reason: "Codex does not support allow without updatedInput: a failed hook, the tool runs"}
 			}
-			return Verdict{Decision: Allow, Reason: reason}
+			v := Verdict{Decision: Allow, Reason: reason}
+			if out.HookSpecificOutput != nil {
+				v.Input = out.HookSpecificOutput.UpdatedInput
+			}
+			return v
 		case "ask":
 			if codex {
 				return Verdict{Decision: NoOpinion, Reason: "Codex does not support ask: a failed hook, the tool runs"}

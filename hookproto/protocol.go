@@ -145,8 +145,9 @@ type Protocol struct {
 	// Timeout is how long the agent waits for a hook by default.
 	Timeout time.Duration
 	// CanRewrite: an allowance may carry the tool's input rewritten
-	// (Claude Code's PreToolUse updatedInput), which execgate uses to run
-	// the command through its shim, confined.
+	// (PreToolUse updatedInput: Claude Code, and Codex, whose parser
+	// rejects an allowance without one), which execgate uses to run the
+	// command through its shim, confined.
 	CanRewrite bool
 	// DeferAsk: when the policy wants a person and no approver is
 	// connected, answer Ask and let the agent's own prompt ask its user
@@ -172,7 +173,7 @@ func All() []Protocol {
 		// send it, it is where the command runs.
 		{Name: "codex", Via: "Codex", Agent: "codex", Event: "PreToolUse", Matcher: "Bash",
 			Tools:   []string{"Bash", "shell", "shell_command", "exec_command", "local_shell"},
-			Timeout: 600 * time.Second, dirKeys: []string{"workdir"},
+			Timeout: 600 * time.Second, dirKeys: []string{"workdir"}, CanRewrite: true,
 			encode: preToolUse(false), parse: parsePreToolUse(true), input: codexInput},
 		{Name: "gemini", Via: "Gemini CLI", Agent: "gemini-cli", Event: "BeforeTool", Matcher: "run_shell_command",
 			Tools: []string{"run_shell_command"}, Timeout: 60 * time.Second, dirKeys: []string{"dir_path", "directory"},
@@ -207,5 +208,5 @@ func (p Protocol) Encode(v Verdict) Answer { return p.encode(v) }
 // crashed or timed out, or answered in a way the agent ignores, is
 // NoOpinion (the agent runs the tool), with a Reason saying what it
 // answered. Encode's answers read back as their verdicts, except Codex's
-// Allow, which is silence and so NoOpinion.
+// Allow without a rewritten input, which is silence and so NoOpinion.
 func (p Protocol) Parse(a Answer) Verdict { return p.parse(a) }

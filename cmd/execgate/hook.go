@@ -51,9 +51,9 @@ terminal, and a prompt there would fight it for keystrokes. With no approver
 connected, Claude Code is told to ask its user itself; Codex and Gemini CLI,
 which cannot, get what askFallback says (deny by default).
 
-For Claude Code, where the kernel sandbox works, a command that fits it
-(or is proven safe) is allowed with the command rewritten (updatedInput) to
-run through execgate's shim, which runs it confined.
+For Claude Code and Codex, where the kernel sandbox works, a command that
+fits it (or is proven safe) is allowed with the command rewritten
+(updatedInput) to run through execgate's shim, which runs it confined.
 
 Approvers get --timeout to answer, by default the agent's own hook timeout
 less 5s, and the answer goes out at most half a second after it. If the
