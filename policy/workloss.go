@@ -145,7 +145,7 @@ func (a *analyzer) noteLosses(seg *Segment, name string, words []word) {
 	case len(operands) >= 2:
 		dest := operands[len(operands)-1]
 		targets = []word{dest}
-		if r := a.lookup(dest.text); dest.literal() && r.exists && r.mode.IsDir() {
+		if r := a.lookup(dest.text); dest.literal() && r.Exists && r.Mode.IsDir() {
 			// cp a b dir/ replaces dir/a and dir/b.
 			targets = landing(dest, operands[:len(operands)-1])
 		}
@@ -203,10 +203,10 @@ func (a *analyzer) noteLoss(seg *Segment, w word, tree bool) {
 		}
 	}
 	r := a.lookup(fixed)
-	if r.path == "" {
+	if r.Path == "" {
 		seg.LossUnknown = true
 		return
 	}
 	rest := strings.TrimPrefix(path.Join(dir, base), path.Clean(fixed))
-	seg.Losses = append(seg.Losses, Loss{Path: path.Clean(r.path + "/" + rest), Pattern: pattern, Tree: tree})
+	seg.Losses = append(seg.Losses, Loss{Path: path.Clean(r.Path + "/" + rest), Pattern: pattern, Tree: tree})
 }
