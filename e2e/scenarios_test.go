@@ -24,10 +24,18 @@ type scenario struct {
 	prepare func(t *testing.T, w *world)
 	// per is the command for an agent that needs another spelling of it.
 	per map[string]string
-	// shim is the command through the shim route, where it differs: a
-	// command whose only effects lie in the workspace runs confined there,
-	// unasked, while a hook (which cannot confine) still asks.
+	// shim is the command on a route that confines (confines), where it
+	// differs: a command whose only effects lie in the workspace runs
+	// confined there, unasked, while a hook that cannot confine still
+	// asks.
 	shim string
+	// hook is the command on Claude Code's hook route where it confines,
+	// when it differs from shim (Claude Code 2.1.332 in -p mode ran
+	// `echo hi > .envrc` after the hook answered "ask").
+	hook string
+	// confinedOnly: the scenario is about confinement, and runs only on
+	// the routes that confine.
+	confinedOnly bool
 	// check looks at the world, the audit log and the tool result the
 	// model got back.
 	check func(t *testing.T, w *world, command, result string, shown []string)
@@ -38,10 +46,20 @@ func (sc scenario) commandFor(agent, route string) string {
 	if c, ok := sc.per[agent]; ok {
 		return c
 	}
-	if route == routeShim && sc.shim != "" && sandbox.Probe(nil).Supported() {
+	if route == routeHook && sc.hook != "" && confines(agent, route) {
+		return sc.hook
+	}
+	if sc.shim != "" && confines(agent, route) {
 		return sc.shim
 	}
 	return sc.command
+}
+
+// confines reports whether commands agent runs by route run confined
+// where this machine can confine: the shim's, and those Claude Code's hook
+// rewrites to run through the shim (PreToolUse updatedInput).
+func confines(agent, route string) bool {
+	return (route == routeShim || route == routeHook && (agent == "claude" || agent == "codex")) && sandbox.Probe(nil).Supported()
 }
 
 var scenarios = []scenario{
@@ -75,6 +93,7 @@ var scenarios = []scenario{
 		name: "a write needing review is refused under askFallback=deny", command: "echo hi > notes.txt",
 		// Code that runs later (.envrc) needs more than the sandbox.
 		shim: "echo hi > .envrc",
+		hook: "echo hi > notes.txt && curl -fsS https://example.invalid",
 		check: func(t *testing.T, w *world, command, result string, _ []string) {
 			if w.exists("work/notes.txt") || w.exists("work/.envrc") {
 				t.Errorf("%q wrote its file", command)
@@ -86,7 +105,9 @@ var scenarios = []scenario{
 		name: "an approved rm runs", command: "rm -rf ./scratch", hub: true,
 		// Codex 0.169 itself refuses `rm -rf` after every hook has allowed
 		// it ("rm -f style commands are not permitted").
-		per:  map[string]string{"codex": "rm -r ./scratch"},
+		// It writes .envrc too, which no route confines: the approver
+		// is asked everywhere.
+		per:  map[string]string{"codex": "rm -r ./scratch && touch .envrc"},
 		shim: "rm -rf ./scratch && touch .envrc",
 		prepare: func(t *testing.T, w *world) {
 			must(t, os.MkdirAll(filepath.Join(w.work, "scratch", "sub"), 0o755))
@@ -102,6 +123,30 @@ var scenarios = []scenario{
 		},
 	},
 }
+
+var confinedScenario = scenario{
+	name: "a workspace write runs confined, unasked", command: "echo hi > notes.txt", confinedOnly: true,
+	check: func(t *testing.T, w *world, command, result string, shown []string) {
+		if b, err := os.ReadFile(filepath.Join(w.work, "notes.txt")); err != nil || string(b) != "hi\n" {
+			t.Errorf("%q did not run; tool result %q", command, result)
+		}
+		noExecgateOutput(t, result)
+		confined := false
+		for _, ev := range w.audit() {
+			// The shim's own record of the run (the hook logs
+			// exec.allowed): the sandbox's grants.
+			confined = confined || ev.Command == command && ev.Event == "exec.started" && ev.DecidedBy == "confined" && strings.Contains(ev.Confined, "writes the workspace")
+		}
+		if !confined {
+			t.Errorf("no confined run of %q in the audit log: %s", command, describeAudit(w))
+		}
+		if len(shown) > 0 {
+			t.Errorf("approvers were asked about %q", shown)
+		}
+	},
+}
+
+func init() { scenarios = append(scenarios, confinedScenario) }
 
 // refusalPrefix starts the one line a refusal shows the model.
 const refusalPrefix = "execgate: denied: "
@@ -172,6 +217,9 @@ func TestAgents(t *testing.T) {
 				t.Run(route, func(t *testing.T) {
 					for _, sc := range scenarios {
 						t.Run(sc.name, func(t *testing.T) {
+							if sc.confinedOnly && !confines(a.name, route) {
+								t.Skipf("%s's %s route does not confine here", a.name, route)
+							}
 							el := runScenario(t, a, p, bin, route, sc)
 							timings = append(timings, timing{a.name, route, sc.name, el})
 						})
@@ -186,6 +234,9 @@ func TestAgents(t *testing.T) {
 			p := pinFor(pins, a.name)
 			bin := install(t, p)
 			for _, sc := range scenarios {
+				if sc.confinedOnly {
+					continue
+				}
 				w := newWorld(t)
 				m := newMockModel(t, a.api, sc.commandFor(a.name, routeNone))
 				env := a.wire(t, w, routeNone, m)

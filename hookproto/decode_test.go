@@ -57,7 +57,7 @@ func TestDecodeWhere(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.True(t, shell)
-			assert.Equal(t, hookproto.Request{Command: "rm -r ./precious", Cwd: tt.cwd, Workspace: tt.ws}, req)
+			assert.Equal(t, hookproto.Request{Command: "rm -r ./precious", Cwd: tt.cwd, Workspace: tt.ws}, where(req))
 		})
 	}
 }

@@ -15,19 +15,21 @@ import (
 // preToolUseOutput is Claude Code's and Codex's PreToolUse answer.
 type preToolUseOutput struct {
 	HookSpecificOutput struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		HookEventName            string          `json:"hookEventName"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 	} `json:"hookSpecificOutput"`
 }
 
 // preToolUse encodes the PreToolUse answer. Codex (canAllow false) knows
 // neither "allow" without a rewritten input nor "ask": an allowance is
-// silence, which leaves Codex's own sandbox and approvals in force, and an
-// ask is refused rather than sent where it would be read as a failed hook.
+// silence, which leaves Codex's own sandbox and approvals in force, unless
+// it carries the rewritten input (Verdict.Input), and an ask is refused
+// rather than sent where it would be read as a failed hook.
 func preToolUse(canAllow bool) func(Verdict) Answer {
 	return func(v Verdict) Answer {
-		if v.Decision == NoOpinion || v.Decision == Allow && !canAllow {
+		if v.Decision == NoOpinion || v.Decision == Allow && !canAllow && len(v.Input) == 0 {
 			return Answer{}
 		}
 		if v.Decision == Ask && !canAllow {
@@ -37,6 +39,9 @@ func preToolUse(canAllow bool) func(Verdict) Answer {
 		out.HookSpecificOutput.HookEventName = "PreToolUse"
 		out.HookSpecificOutput.PermissionDecision = v.Decision.String()
 		out.HookSpecificOutput.PermissionDecisionReason = v.Reason
+		if v.Decision == Allow {
+			out.HookSpecificOutput.UpdatedInput = v.Input
+		}
 		return Answer{Stdout: encodeJSON(out)}
 	}
 }
@@ -93,8 +98,9 @@ type hookOutput struct {
 	Decision           string `json:"decision"`
 	Reason             string `json:"reason"`
 	HookSpecificOutput *struct {
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -109,9 +115,9 @@ func exitVerdict(a Answer) (v Verdict, ok bool) {
 	case 0:
 		return Verdict{}, true
 	case ExitBlock:
-		return Verdict{Deny, display.Line(a.Stderr, maxParsedReason)}, false
+		return Verdict{Decision: Deny, Reason: display.Line(a.Stderr, maxParsedReason)}, false
 	}
-	return Verdict{NoOpinion, fmt.Sprintf("exit status %d, a failed hook: the agent runs the tool", a.Exit)}, false
+	return Verdict{Decision: NoOpinion, Reason: fmt.Sprintf("exit status %d, a failed hook: the agent runs the tool", a.Exit)}, false
 }
 
 // parsePreToolUse reads a PreToolUse answer as Claude Code and Codex act on
@@ -129,7 +135,7 @@ func parsePreToolUse(codex bool) func(Answer) Verdict {
 			return v
 		}
 		if out.Continue != nil && !*out.Continue {
-			return Verdict{Deny, display.Line(out.StopReason, maxParsedReason)}
+			return Verdict{Decision: Deny, Reason: display.Line(out.StopReason, maxParsedReason)}
 		}
 		decision, reason := out.Decision, out.Reason
 		if h := out.HookSpecificOutput; h != nil && h.PermissionDecision != "" {
@@ -138,19 +144,23 @@ func parsePreToolUse(codex bool) func(Answer) Verdict {
 		reason = display.Line(reason, maxParsedReason)
 		switch decision {
 		case "deny", "block":
-			return Verdict{Deny, reason}
+			return Verdict{Decision: Deny, Reason: reason}
 		case "allow", "approve":
-			if codex {
-				return Verdict{NoOpinion, "Codex does not support allow: a failed hook, the tool runs"}
+			if codex && (out.HookSpecificOutput == nil || len(out.HookSpecificOutput.UpdatedInput) == 0) {
+				return Verdict{Decision: NoOpinion, Reason: "Codex does not support allow without updatedInput: a failed hook, the tool runs"}
 			}
-			return Verdict{Allow, reason}
+			v := Verdict{Decision: Allow, Reason: reason}
+			if out.HookSpecificOutput != nil {
+				v.Input = out.HookSpecificOutput.UpdatedInput
+			}
+			return v
 		case "ask":
 			if codex {
-				return Verdict{NoOpinion, "Codex does not support ask: a failed hook, the tool runs"}
+				return Verdict{Decision: NoOpinion, Reason: "Codex does not support ask: a failed hook, the tool runs"}
 			}
-			return Verdict{Ask, reason}
+			return Verdict{Decision: Ask, Reason: reason}
 		}
-		return Verdict{NoOpinion, "no decision in the answer"}
+		return Verdict{Decision: NoOpinion, Reason: "no decision in the answer"}
 	}
 }
 
@@ -164,23 +174,23 @@ func parseBeforeTool(a Answer) Verdict {
 	out, v, ok := jsonOutput(a)
 	if !ok {
 		if v.Reason == "stdout is not JSON" {
-			return Verdict{Allow, "plain text on stdout, which Gemini CLI takes for allow"}
+			return Verdict{Decision: Allow, Reason: "plain text on stdout, which Gemini CLI takes for allow"}
 		}
 		return v
 	}
 	if out.Continue != nil && !*out.Continue {
-		return Verdict{Deny, display.Line(out.StopReason, maxParsedReason)}
+		return Verdict{Decision: Deny, Reason: display.Line(out.StopReason, maxParsedReason)}
 	}
 	reason := display.Line(out.Reason, maxParsedReason)
 	switch out.Decision {
 	case "deny", "block":
-		return Verdict{Deny, reason}
+		return Verdict{Decision: Deny, Reason: reason}
 	case "allow", "approve":
-		return Verdict{Allow, reason}
+		return Verdict{Decision: Allow, Reason: reason}
 	case "ask":
-		return Verdict{Ask, reason}
+		return Verdict{Decision: Ask, Reason: reason}
 	}
-	return Verdict{NoOpinion, "no decision in the answer"}
+	return Verdict{Decision: NoOpinion, Reason: "no decision in the answer"}
 }
 
 // jsonOutput reads stdout of an exit-0 answer as a JSON object; ok is false,
@@ -188,10 +198,10 @@ func parseBeforeTool(a Answer) Verdict {
 func jsonOutput(a Answer) (out hookOutput, v Verdict, ok bool) {
 	s := strings.TrimSpace(a.Stdout)
 	if s == "" {
-		return out, Verdict{NoOpinion, "no answer"}, false
+		return out, Verdict{Decision: NoOpinion, Reason: "no answer"}, false
 	}
 	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return out, Verdict{NoOpinion, "stdout is not JSON"}, false
+		return out, Verdict{Decision: NoOpinion, Reason: "stdout is not JSON"}, false
 	}
 	return out, Verdict{}, true
 }

@@ -1,6 +1,7 @@
 package hookproto_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,6 +95,43 @@ func TestInput(t *testing.T) {
 		req, shell, err := p.Decode(p.Input("rm -rf ~/precious", "/home/u/proj"))
 		require.NoError(t, err, p.Name)
 		assert.True(t, shell, p.Name)
-		assert.Equal(t, hookproto.Request{Command: "rm -rf ~/precious", Cwd: "/home/u/proj", Workspace: "/home/u/proj"}, req, p.Name)
+		assert.Equal(t, hookproto.Request{Command: "rm -rf ~/precious", Cwd: "/home/u/proj", Workspace: "/home/u/proj"}, where(req), p.Name)
+	}
+}
+
+// where is the request without the tool input it keeps for WithCommand.
+func where(r hookproto.Request) hookproto.Request {
+	return hookproto.Request{Command: r.Command, Cwd: r.Cwd, Workspace: r.Workspace}
+}
+
+// An allowance with a rewritten input carries it, every other field as
+// sent, to Claude Code as updatedInput, and reads back as an allowance;
+// Codex and Gemini CLI never get one.
+func TestEncodeUpdatedInput(t *testing.T) {
+	for _, p := range hookproto.All() {
+		req, shell, err := p.Decode(p.Input("ls", "/home/u/proj"))
+		require.NoError(t, err)
+		require.True(t, shell)
+		in, err := req.WithCommand(`x 'it''s' > "f"`)
+		require.NoError(t, err)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(in, &got))
+		assert.Equal(t, `x 'it''s' > "f"`, got["command"], p.Name)
+		ans := p.Encode(hookproto.Verdict{Decision: hookproto.Allow, Reason: "r", Input: in})
+		if !p.CanRewrite {
+			assert.NotContains(t, ans.Stdout, "updatedInput", p.Name)
+			continue
+		}
+		var out struct {
+			HookSpecificOutput struct {
+				UpdatedInput map[string]any `json:"updatedInput"`
+			} `json:"hookSpecificOutput"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ans.Stdout), &out))
+		assert.Equal(t, got, out.HookSpecificOutput.UpdatedInput, p.Name)
+		assert.Equal(t, hookproto.Allow, p.Parse(ans).Decision, p.Name)
+		// A refusal never carries one.
+		ans = p.Encode(hookproto.Verdict{Decision: hookproto.Deny, Reason: "r", Input: in})
+		assert.NotContains(t, ans.Stdout, "updatedInput", p.Name)
 	}
 }

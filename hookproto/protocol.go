@@ -1,6 +1,8 @@
 package hookproto
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -83,6 +85,10 @@ func (d Decision) String() string {
 type Verdict struct {
 	Decision Decision
 	Reason   string
+	// Input, with Allow, is the tool's input rewritten (Claude Code's
+	// updatedInput): the command to run in place of the one asked about.
+	// Protocols that cannot rewrite (Protocol.CanRewrite) never get one.
+	Input json.RawMessage
 }
 
 // Answer is a verdict in an agent's protocol: what the hook process
@@ -101,6 +107,28 @@ type Request struct {
 	// Workspace is the absolute directory of the agent's session (its
 	// project): Cwd when Cwd lies inside it, which is only stricter.
 	Workspace string
+	// input is the tool's input as sent, for WithCommand.
+	input map[string]json.RawMessage
+}
+
+// WithCommand is the request's tool input with its command replaced by
+// command, every other field as the agent sent it: what an updatedInput
+// that runs command instead must be.
+func (r Request) WithCommand(command string) (json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(r.input)+1)
+	for k, v := range r.input {
+		out[k] = v
+	}
+	c, err := json.Marshal(command)
+	if err != nil {
+		return nil, fmt.Errorf("encode the command: %w", err)
+	}
+	out["command"] = c
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode the tool input: %w", err)
+	}
+	return b, nil
 }
 
 // Protocol is one agent's pre-tool hook protocol.
@@ -116,6 +144,11 @@ type Protocol struct {
 	Tools []string
 	// Timeout is how long the agent waits for a hook by default.
 	Timeout time.Duration
+	// CanRewrite: an allowance may carry the tool's input rewritten
+	// (PreToolUse updatedInput: Claude Code, and Codex, whose parser
+	// rejects an allowance without one), which execgate uses to run the
+	// command through its shim, confined.
+	CanRewrite bool
 	// DeferAsk: when the policy wants a person and no approver is
 	// connected, answer Ask and let the agent's own prompt ask its user
 	// (instead of applying askFallback).
@@ -131,7 +164,7 @@ type Protocol struct {
 func All() []Protocol {
 	return []Protocol{
 		{Name: "claude", Via: "Claude Code", Agent: "claude-code", Event: "PreToolUse", Matcher: "Bash",
-			Tools: []string{"Bash"}, Timeout: 600 * time.Second, DeferAsk: true,
+			Tools: []string{"Bash"}, Timeout: 600 * time.Second, DeferAsk: true, CanRewrite: true,
 			encode: preToolUse(true), parse: parsePreToolUse(false), input: claudeInput},
 		// Codex reports its shell tools as Bash; the internal names are
 		// judged too, should a version send them, rather than let through.
@@ -140,7 +173,7 @@ func All() []Protocol {
 		// send it, it is where the command runs.
 		{Name: "codex", Via: "Codex", Agent: "codex", Event: "PreToolUse", Matcher: "Bash",
 			Tools:   []string{"Bash", "shell", "shell_command", "exec_command", "local_shell"},
-			Timeout: 600 * time.Second, dirKeys: []string{"workdir"},
+			Timeout: 600 * time.Second, dirKeys: []string{"workdir"}, CanRewrite: true,
 			encode: preToolUse(false), parse: parsePreToolUse(true), input: codexInput},
 		{Name: "gemini", Via: "Gemini CLI", Agent: "gemini-cli", Event: "BeforeTool", Matcher: "run_shell_command",
 			Tools: []string{"run_shell_command"}, Timeout: 60 * time.Second, dirKeys: []string{"dir_path", "directory"},
@@ -175,5 +208,5 @@ func (p Protocol) Encode(v Verdict) Answer { return p.encode(v) }
 // crashed or timed out, or answered in a way the agent ignores, is
 // NoOpinion (the agent runs the tool), with a Reason saying what it
 // answered. Encode's answers read back as their verdicts, except Codex's
-// Allow, which is silence and so NoOpinion.
+// Allow without a rewritten input, which is silence and so NoOpinion.
 func (p Protocol) Parse(a Answer) Verdict { return p.parse(a) }

@@ -60,6 +60,11 @@ type Segment struct {
 	// on disk (redirections and modelled write targets), for the
 	// confinement that grants them (see Needs).
 	Writes []string
+	// Losses are the files it deletes or replaces whole (workloss.go);
+	// LossUnknown is set when it deletes or replaces files only known
+	// at run time.
+	Losses      []Loss `json:"-"`
+	LossUnknown bool   `json:"-"`
 
 	words   []word   // Argv as evaluated words
 	context []string // the nested shells and functions around it

@@ -926,11 +926,16 @@ func (a *analyzer) protectedPath(p string) (string, bool) {
 // credentialArg returns the first argument of program that names a
 // credential file or directory.
 func (a *analyzer) credentialArg(program string, args []word) string {
-	patternOpts := a.r.Programs.get(program).PatternOptions
+	info := a.r.Programs.get(program)
+	patternOpts := info.PatternOptions
 	recursive := recursiveReader(program, args)
+	pattern := patternOperand(info, args)
 	for i, w := range args {
 		if i > 0 && args[i-1].known && matchesAny(patternOpts, args[i-1].text) {
 			continue
+		}
+		if i == pattern {
+			continue // grep id_rsa src/: a regular expression, not a file
 		}
 		t := w.text
 		for _, c := range pathCandidates(w) {
@@ -1355,7 +1360,11 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 	}
 	if !target.pathKnown() {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to a dynamic file name, only known at run time: %s", what(op), quoteWord(target.shown())), Rule: "dynamic-redirect"})
+		seg.LossUnknown = seg.LossUnknown || lossRedirect(op)
 		return
+	}
+	if lossRedirect(op) && !target.brace {
+		a.noteLoss(seg, target, false)
 	}
 	if target.glob {
 		a.globWrite(seg, target, op)

@@ -99,6 +99,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	seg.flags.listsWorkspace = a.listsWorkspace(name, words)
 	a.inputNames(seg, name, words)
 	a.fileWrites(seg, name, words)
+	a.noteLosses(seg, name, words)
 	a.applyRules(seg, name, words)
 	a.flows(seg, name, words)
 	a.runsDownload(seg, words[0])

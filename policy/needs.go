@@ -41,6 +41,9 @@ type Needs struct {
 	// Beyond lists why the command needs more than the boundary, one
 	// reason each (the analysis' own words); empty when it fits.
 	Beyond []string `json:"beyond,omitempty"`
+	// Destroys lists the work it would destroy that nothing could bring
+	// back (WorkLoss), one reason each; each is in Beyond too.
+	Destroys []string `json:"destroys,omitempty"`
 }
 
 // Within reports whether the needs fit inside the sandbox's boundary.

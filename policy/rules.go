@@ -88,6 +88,10 @@ type programInfo struct {
 	// PatternOptions take a pattern, not a file (find -name, grep -e):
 	// their values are not paths read.
 	PatternOptions []string `json:"patternOptions"`
+	// PatternOperand: the first operand is a pattern, not a file (grep
+	// PATTERN FILE…), unless a pattern or pattern file is given by an
+	// option (-e, -f).
+	PatternOperand bool `json:"patternOperand"`
 	// KeyOptions take a key or identity the program uses to log in (ssh
 	// -i): read, never sent, so not an upload of the file.
 	KeyOptions []string `json:"keyOptions"`

@@ -93,7 +93,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		// paths (issue 22)
 		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
 		// the kernel sandbox (issue 24)
-		"ruleNeeds": tableKeys(ruleNeeds), "hostServices": tableKeys(hostServices),
+		"ruleNeeds": tableKeys(ruleNeeds), "hostServices": tableKeys(hostServices), "lossPrograms": tableKeys(lossPrograms),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -41,11 +42,18 @@ func (s *session) sandboxStatus() sandbox.Status {
 	return *s.sandbox
 }
 
-// needsOf is policy.NeedsOf, plus the request to run unconfined.
-func (s *session) needsOf(req policy.Request, res policy.Result) policy.Needs {
+// needsOf is policy.NeedsOf, plus the request to run unconfined, plus,
+// for a command that would otherwise run confined unasked, the work it
+// would destroy that git does not hold (policy.WorkLoss): the sandbox
+// lets it write the workspace, and cannot tell what comes back.
+func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Result) policy.Needs {
 	n := policy.NeedsOf(res, req.Cwd, req.Home)
 	if asksUnconfined(res) {
 		n.Beyond = append(n.Beyond, "asks to run outside the sandbox ("+unconfineVar+"=off)")
+	}
+	if n.Within() && res.Decision != policy.Allow && s.sandboxStatus().Supported() {
+		n.Destroys = policy.WorkLoss(ctx, res, req.Cwd, req.Home, s.getenv)
+		n.Beyond = append(n.Beyond, n.Destroys...)
 	}
 	return n
 }

@@ -23,7 +23,8 @@ type confinedWorld struct {
 	home, ws string
 	env      map[string]string
 	asked    int
-	approve  bool // a person approves once, rather than nobody to ask
+	approve  bool     // a person approves once, rather than nobody to ask
+	reasons  []string // what the last question showed
 }
 
 func newConfinedWorld(t *testing.T) *confinedWorld {
@@ -81,8 +82,9 @@ func (w *confinedWorld) run(t *testing.T, program string, extraEnv ...string) (i
 	status := Main(context.Background(), Options{
 		Argv: []string{"bash", "-c", program}, Stdout: stdout, Stderr: stderr,
 		Getenv: func(k string) string { return env[k] }, Environ: environ,
-		Asker: askerFunc(func(context.Context, prompt.Request) (prompt.Answer, error) {
+		Asker: askerFunc(func(_ context.Context, r prompt.Request) (prompt.Answer, error) {
 			w.asked++
+			w.reasons = r.Reasons
 			if w.approve {
 				return prompt.Answer{Decision: prompt.AllowOnce}, nil
 			}

@@ -59,6 +59,12 @@ type JudgeOptions struct {
 	// Stderr receives debug logging with EXECGATE_DEBUG=1; nil means
 	// os.Stderr.
 	Stderr *os.File
+	// Confinable: the caller runs the command through this shim (a hook
+	// that rewrites it, see cmd/execgate/hook_confine.go), which confines
+	// it. A command whose needs fit the sandbox is then allowed, with
+	// Judgement.Confined, instead of asking; the shim decides again, and
+	// confines it, when it runs.
+	Confinable bool
 }
 
 // Judgement is the decision on one command.
@@ -84,6 +90,11 @@ type Judgement struct {
 	Message string
 	// Allowlisted lists patterns an "allow always" answer saved.
 	Allowlisted []string
+	// Confined: with JudgeOptions.Confinable, the command is allowed on
+	// the condition that it runs through the shim, confined — its needs
+	// fit the sandbox (DecidedBy ByConfined), or it is proven safe and the
+	// shim confines it to what its model needs.
+	Confined bool
 }
 
 // Judge decides whether command may run under the user's policy, asking a
@@ -128,15 +139,31 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	s.ev.Command, s.ev.Source = s.program, o.Source
 	s.ev.Risk, s.ev.Reasons = res.Risk.String(), res.Reasons
 
-	v := s.decide(ctx, s.ev.ID, req, res, configPath)
+	confined := false
+	if o.Confinable {
+		var destroys []string
+		confined, destroys = s.confinable(ctx, req, res)
+		res.Reasons = append(destroys, res.Reasons...) // why it asks after all
+		s.ev.Reasons = res.Reasons
+	}
+	var v verdict
+	if confined && res.Decision != policy.Allow {
+		v = verdict{allow: true, by: ByConfined}
+	} else {
+		v = s.decide(ctx, s.ev.ID, req, res, configPath)
+	}
 	j := Judgement{
 		Allow: v.allow, Unanswered: v.nobody, TimedOut: v.timedOut,
 		Risk: res.Risk.String(), Reasons: res.Reasons, DecidedBy: v.by, ID: s.ev.ID,
 		Message: v.message, Allowlisted: v.added,
+		Confined: confined && v.allow && (v.by == ByConfined || res.Risk == policy.Safe),
 	}
 	ev := s.ev
 	v.stamp(&ev)
 	ev.Message, ev.Allowlisted = v.message, v.added
+	if j.Confined {
+		ev.Confined = "through the shim"
+	}
 	if o.Defer && v.nobody {
 		j.Allow, j.DecidedBy, j.Message = false, ByAgent, ""
 		ev.Event, ev.Decision, ev.DecidedBy, ev.Message = EventDeferred, string(policy.AskHuman), ByAgent, ""
@@ -186,4 +213,23 @@ func Refuse(o JudgeOptions, risk, reason string) Judgement {
 		Decision: string(policy.Deny), DecidedBy: j.DecidedBy, Message: j.Message,
 	})
 	return j
+}
+
+// confinable reports whether the shim, given res to run, would run it
+// confined: unasked when its needs fit the sandbox, or, proven safe, with
+// what its model needs. Nothing planted in the workspace may be pending
+// (the shim would ask then). destroys is the work it would destroy that
+// keeps it from running confined (policy.Needs.Destroys).
+func (s *session) confinable(ctx context.Context, req policy.Request, res policy.Result) (ok bool, destroys []string) {
+	if !s.sandboxStatus().Supported() {
+		return false, nil
+	}
+	if len(s.plantedSince(s.sandboxWorkspace(req.Cwd))) > 0 {
+		return false, nil
+	}
+	needs := s.needsOf(ctx, req, res)
+	if res.Decision == policy.Allow {
+		return res.Risk == policy.Safe && needs.Within(), nil
+	}
+	return policy.CanConfine(req.Policy, res, needs, true), needs.Destroys
 }

@@ -332,7 +332,12 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	judgedWhole := res.Decision == policy.Allow // bash may run it as it is
 	// How it would run, if allowed: decided before anyone is asked, so
 	// that an approval grants what the person was shown.
-	needs := s.needsOf(req, res)
+	needs := s.needsOf(ctx, req, res)
+	if len(needs.Destroys) > 0 {
+		// Why it asks although it would otherwise run confined: the
+		// person sees that first.
+		res.Reasons = append(slices.Clone(needs.Destroys), res.Reasons...)
+	}
 	if s.sandboxStatus().Supported() {
 		if s.planted = s.plantedSince(s.sandboxWorkspace(cwd)); len(s.planted) > 0 {
 			// Nothing runs confined in place of asking; what runs still

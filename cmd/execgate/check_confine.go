@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -35,6 +36,10 @@ var probeSandbox = sandbox.Probe
 func confinementOf(c *checker, res *policy.Result, getenv func(string) string) confinementJSON {
 	st := probeSandbox(getenv)
 	n := policy.NeedsOf(*res, c.base.Cwd, c.base.Home)
+	if n.Within() && res.Decision != policy.Allow && st.Supported() {
+		n.Destroys = policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)
+		n.Beyond = append(n.Beyond, n.Destroys...)
+	}
 	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
 		out.Confined = true

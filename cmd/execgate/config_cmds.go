@@ -377,11 +377,11 @@ func newPolicyCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	get := func(*cobra.Command, []string) error { return policyGet(g, asJSON) }
 	cmd := &cobra.Command{
-		Use:   "policy [get|set]",
+		Use:   "policy [get|set|sandbox]",
 		Short: "Show the effective policy of an agent and where each field comes from, or set fields",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown policy subcommand %s (want get or set)", strconv.Quote(args[0]))
+				return usagef("unknown policy subcommand %s (want get, set or sandbox)", strconv.Quote(args[0]))
 			}
 			return nil
 		},
@@ -411,7 +411,7 @@ func newPolicyCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the policy as JSON")
 	getCmd.Flags().BoolVar(&asJSON, "json", false, "print the policy as JSON")
-	cmd.AddCommand(getCmd, setCmd)
+	cmd.AddCommand(getCmd, setCmd, newPolicySandboxCmd(g))
 	return cmd
 }
 

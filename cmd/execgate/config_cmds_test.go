@@ -114,7 +114,7 @@ func TestCLIPatternMustBeOneArgument(t *testing.T) {
 		{[]string{"allow", "   "}, `invalid pattern "   ": empty pattern`},
 		{[]string{"allowlist", "extra"}, "allowlist takes no arguments"},
 		{[]string{"allowlist", "--remove", ""}, "--remove needs a PATTERN or an ID"},
-		{[]string{"policy", "frob"}, `unknown policy subcommand "frob" (want get or set)`},
+		{[]string{"policy", "frob"}, `unknown policy subcommand "frob" (want get, set or sandbox)`},
 		{[]string{"policy", "set"}, "policy set needs KEY=VALUE arguments"},
 	}
 	for _, tt := range tests {

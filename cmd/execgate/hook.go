@@ -51,6 +51,10 @@ terminal, and a prompt there would fight it for keystrokes. With no approver
 connected, Claude Code is told to ask its user itself; Codex and Gemini CLI,
 which cannot, get what askFallback says (deny by default).
 
+For Claude Code and Codex, where the kernel sandbox works, a command that
+fits it (or is proven safe) is allowed with the command rewritten
+(updatedInput) to run through execgate's shim, which runs it confined.
+
 Approvers get --timeout to answer, by default the agent's own hook timeout
 less 5s, and the answer goes out at most half a second after it. If the
 agent's settings give the hook a shorter timeout, pass a shorter --timeout
@@ -117,7 +121,8 @@ func runHook(g *globals, p hookproto.Protocol, f hookFlags) (err error) {
 	raw, err := hookproto.ReadInput(ctx, g.stdin)
 	if err == nil {
 		v, err = p.Answer(raw, func(req hookproto.Request) hookproto.Verdict {
-			return judgeHook(ctx, p, req, budget, shim.JudgeOptions{Agent: agentID, Getenv: getenv, Stderr: stderrFile(g)})
+			rw := newHookRewrite(p, req, getenv, agentID, configPath(g))
+			return judgeHook(ctx, p, req, budget, shim.JudgeOptions{Agent: agentID, Getenv: getenv, Stderr: stderrFile(g)}, rw)
 		})
 	}
 	if err != nil {
@@ -136,13 +141,18 @@ func stderrFile(g *globals) *os.File {
 }
 
 // judgeHook decides on a well-formed shell command with shim.Judge, asking
-// only the hub's approvers, and turns the judgement into a verdict.
-func judgeHook(ctx context.Context, p hookproto.Protocol, req hookproto.Request, budget time.Duration, o shim.JudgeOptions) hookproto.Verdict {
+// only the hub's approvers, and turns the judgement into a verdict. With
+// rw, a command allowed on the condition that it runs confined is
+// rewritten to run through the shim (hook_confine.go).
+func judgeHook(ctx context.Context, p hookproto.Protocol, req hookproto.Request, budget time.Duration, o shim.JudgeOptions, rw *hookRewrite) hookproto.Verdict {
 	o.Command, o.Cwd, o.Workspace, o.Via, o.Source, o.Timeout = req.Command, req.Cwd, req.Workspace, p.Via, "hook", budget
 	o.Asker = nil // the hub only: see the command's help
 	o.Defer = p.DeferAsk
+	o.Confinable = rw != nil
 	j := shim.Judge(ctx, o)
 	switch {
+	case j.Allow && j.Confined && rw != nil:
+		return rw.verdict(req)
 	case j.Unanswered && p.DeferAsk:
 		// The agent's own prompt reaches the person execgate could not:
 		// better than applying askFallback on their behalf.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
+	"github.com/execgate/execgate/sandbox"
 	"github.com/execgate/execgate/shim"
 )
 
@@ -121,6 +122,9 @@ var hookExpected = map[string]map[string]string{
 // checks each answer's meaning independently of the golden file.
 func TestHookGolden(t *testing.T) {
 	e := newHookEnv(t, hookConfig)
+	// The same answers on every machine: where the sandbox works, Claude
+	// Code's allowances are rewritten to run confined (TestHookConfines).
+	e.env = append(e.env, sandbox.OffEnv+"=off")
 	require.NoError(t, os.Mkdir(filepath.Join(e.work, "sub"), 0o755))
 	for _, a := range hookproto.All() {
 		t.Run(a.Name, func(t *testing.T) {
@@ -274,7 +278,9 @@ func (w *hubWorld) startHook(t *testing.T, stdin []byte, args ...string) <-chan 
 func TestHookHubApproves(t *testing.T) {
 	w := newHubWorld(t, askConfig("deny", 30000))
 	a := w.approver(t)
-	command := `rm -f ./nothing-here   # "quoted"`
+	// It needs more than the sandbox (the network): asked on every route,
+	// including Claude Code's, which runs confined commands unasked.
+	command := `curl -fsS https://example.invalid/nothing-here   # "quoted"`
 	for _, ag := range hookproto.All() {
 		for _, tt := range []struct{ decision, want string }{{hub.AllowOnce, "allow"}, {hub.Deny, "deny"}} {
 			t.Run(ag.Name+"/"+tt.decision, func(t *testing.T) {

@@ -1,0 +1,244 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/execgate/execgate/internal/gitconfig"
+)
+
+// WorkLossTimeout bounds the look at git's status: a repository git
+// cannot answer for in time is taken to hold uncommitted work.
+const WorkLossTimeout = 3 * time.Second
+
+// WorkLoss says why res would destroy work nothing can bring back — files
+// git does not hold in a commit, in the git workspace holding cwd, or a
+// whole tree outside any git workspace — one reason each; none when what
+// it deletes or replaces is committed, ignored build output, or nothing.
+// It reads the disk now, and asks git (the system's, with the
+// repository's configuration checked first for programs it would run, see
+// internal/gitconfig); what it cannot find out in time or at all counts as
+// uncommitted.
+// getenv is the user's environment (for XDG_CONFIG_HOME only).
+func WorkLoss(ctx context.Context, res Result, cwd, home string, getenv func(string) string) []string {
+	var losses []Loss
+	unknown, tree := false, false
+	for _, seg := range res.Segments {
+		losses = append(losses, seg.Losses...)
+		unknown = unknown || seg.LossUnknown
+		for _, l := range seg.Losses {
+			tree = tree || l.Tree
+		}
+	}
+	if len(losses) == 0 && !unknown {
+		return nil
+	}
+	env := gitEnv(home, getenv)
+	cfg, err := gitconfig.Load(gitconfig.Options{Dir: cwd, Getenv: func(k string) string { return env[k] }, Home: home})
+	if err == nil && cfg.Repo.WorkTree == "" && cfg.Repo.GitDir == "" {
+		// No git workspace: a deleted tree is gone.
+		if tree || unknown {
+			return []string{"deletes a directory tree outside a git workspace: nothing could restore it"}
+		}
+		return nil
+	}
+	if err != nil {
+		return []string{"deletes or replaces files, and what git holds of them cannot be known: " + oneLine(err.Error())}
+	}
+	top := cfg.Repo.WorkTree
+	if top == "" {
+		return []string{"deletes or replaces files in a repository without a work tree"}
+	}
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real // the losses' paths are resolved on disk
+	}
+	var why []string
+	gitDir := cfg.Repo.GitDir
+	if real, err := filepath.EvalSymlinks(gitDir); err == nil {
+		gitDir = real
+	}
+	for _, l := range losses {
+		if lossCovers(l, gitDir) || !strings.HasPrefix(gitDir, top+"/") && lossCovers(l, path.Join(top, ".git")) {
+			why = append(why, fmt.Sprintf("deletes %s, the repository itself (its history and everything not pushed)", l.Path))
+		}
+	}
+	if len(why) > 0 {
+		return why
+	}
+	if !unknown && !slices.ContainsFunc(losses, func(l Loss) bool { return inside(l.Path, top) }) {
+		return nil // nothing of the workspace (a scratch file, /dev/null)
+	}
+	found, err := cfg.Programs(gitconfig.Invocation{Sub: "status", ReadOnly: true})
+	if err == nil && len(found) > 0 {
+		err = fmt.Errorf("git status would run %s", found[0])
+	}
+	var dirty []string
+	if err == nil {
+		dirty, err = uncommitted(ctx, top, env)
+	}
+	if err != nil {
+		return []string{"deletes or replaces files of a git workspace, and which of them git does not hold cannot be known: " + oneLine(err.Error())}
+	}
+	if len(dirty) == 0 {
+		return nil // everything is committed or ignored: all of it comes back
+	}
+	if unknown {
+		why = append(why, fmt.Sprintf("deletes or replaces files only known at run time, in a git workspace with work not committed (%s)", dirty[0]))
+	}
+	for _, l := range losses {
+		if !inside(l.Path, top) {
+			continue // outside the workspace: judged as a write elsewhere
+		}
+		for _, d := range dirty {
+			if lossHits(l, path.Join(top, d)) {
+				why = append(why, fmt.Sprintf("deletes or replaces %s, which git does not hold in a commit (%s)", d, l.Path))
+				break
+			}
+		}
+	}
+	return why
+}
+
+// gitEnv is the environment git runs in for the look: nothing of the
+// agent's (GIT_DIR, GIT_CONFIG_*, an editor, a pager), only where the
+// user's configuration is.
+func gitEnv(home string, getenv func(string) string) map[string]string {
+	env := map[string]string{"PATH": "/usr/bin:/bin", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+	if home != "" {
+		env["HOME"] = home
+	}
+	if getenv == nil {
+		return env
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		env["XDG_CONFIG_HOME"] = x
+	}
+	return env
+}
+
+// uncommitted lists the paths under top (relative, as git prints them)
+// that git does not hold in a commit: untracked and not ignored, or
+// changed against the index or HEAD. Ignored files and clean tracked ones
+// are not listed: both come back.
+func uncommitted(ctx context.Context, top string, env map[string]string) ([]string, error) {
+	// The system's git, never the agent's PATH, which may lead to a
+	// program of the workspace's.
+	programs := [...]string{"/usr/bin/git", "/bin/git", "/usr/local/bin/git", "/opt/homebrew/bin/git"}
+	git := ""
+	for _, p := range programs {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			git = p
+			break
+		}
+	}
+	if git == "" {
+		return nil, errors.New("no git among " + strings.Join(programs[:], ", "))
+	}
+	ctx, cancel := context.WithTimeout(ctx, WorkLossTimeout)
+	defer cancel()
+	// Belt and braces beside the configuration check: no file system
+	// monitor, no untracked cache written, no optional locks.
+	cmd := exec.CommandContext(ctx, git, "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+		"-C", top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	cmd.Env = make([]string, 0, len(env))
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = top
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("git status took longer than %s", WorkLossTimeout)
+		}
+		return nil, fmt.Errorf("git status: %v: %s", err, oneLine(strings.TrimSpace(stderr.String())))
+	}
+	return parsePorcelainZ(out.Bytes())
+}
+
+// parsePorcelainZ reads `git status --porcelain=v1 -z`: "XY PATH\0", and
+// for a rename or copy "XY NEW\0OLD\0". It lists every path with work
+// git does not hold, except files deleted from the work tree (nothing
+// left there to lose).
+func parsePorcelainZ(b []byte) ([]string, error) {
+	var out []string
+	fields := bytes.Split(b, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 4 || f[2] != ' ' {
+			return nil, fmt.Errorf("git status printed %q, not a status line", f)
+		}
+		x, y, p := f[0], f[1], string(f[3:])
+		if x == 'R' || x == 'C' {
+			i++ // the old name follows
+		}
+		if y == 'D' || x == 'D' && y == ' ' || x == '!' {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(p, "/"))
+	}
+	return out, nil
+}
+
+// lossCovers reports whether the loss l takes p with it: p is l's path
+// (or matches its pattern), or, for a tree, lies below it.
+func lossCovers(l Loss, p string) bool {
+	lp, pp := splitPath(l.Path), splitPath(filepath.Clean(p))
+	if len(pp) < len(lp) || !l.Tree && len(pp) != len(lp) {
+		return false
+	}
+	return partsMatch(lp, pp[:len(lp)], l.Pattern)
+}
+
+// lossHits reports whether the loss l destroys anything of the path p
+// git does not hold: l covers p, or p is a directory git lists whole (a
+// nested repository, a submodule) that l reaches into.
+func lossHits(l Loss, p string) bool {
+	if lossCovers(Loss{Path: l.Path, Pattern: l.Pattern, Tree: true}, p) {
+		// Replacing or deleting the file p, or a tree above it. A
+		// non-tree loss of a directory above p fails (rm without -r, a
+		// file over a directory) but is counted: fail closed.
+		return true
+	}
+	lp, pp := splitPath(l.Path), splitPath(p)
+	return len(lp) > len(pp) && partsMatch(lp[:len(pp)], pp, l.Pattern)
+}
+
+// partsMatch reports whether the path parts got match want, part by part
+// (as patterns when pattern; a malformed pattern matches).
+func partsMatch(want, got []string, pattern bool) bool {
+	for i := range want {
+		if want[i] == got[i] {
+			continue
+		}
+		if !pattern {
+			return false
+		}
+		ok, err := path.Match(want[i], got[i])
+		if err == nil && !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}

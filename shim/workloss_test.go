@@ -1,0 +1,142 @@
+package shim
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/sandbox"
+)
+
+// gitWorld is a confined world whose workspace is a real repository:
+// committed files (clean.txt, src/m.py, mod.txt), ignored build output
+// (build/, *.pyc), an untracked directory and file, and a committed file
+// changed since (mod.txt).
+func gitWorld(t *testing.T) *confinedWorld {
+	t.Helper()
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+	files := map[string]string{
+		".gitignore": "build/\n*.pyc\n", "clean.txt": "c\n", "mod.txt": "m\n", "src/m.py": "print(1)\n",
+	}
+	for name, body := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(w.ws, name)), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(w.ws, name), []byte(body), 0o600))
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", w.ws, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Env = []string{"HOME=" + w.home, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "init")
+	more := map[string]string{
+		"mod.txt": "m\nchanged\n", "untracked-dir/notes.md": "mine\n", "src/new.py": "new\n",
+		"build/out.o": "obj\n", "src/cache.pyc": "pyc\n",
+	}
+	for name, body := range more {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(w.ws, name)), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(w.ws, name), []byte(body), 0o600))
+	}
+	return w
+}
+
+// What git does not hold asks before it is destroyed; what a commit or
+// the ignore rules bring back is destroyed confined, unasked. Each case
+// that runs is checked on disk, and each that asks leaves the file as it
+// was (nobody approves).
+func TestDestroyingUncommittedWorkAsks(t *testing.T) {
+	cases := []struct {
+		program string
+		asks    bool
+		file    string // the file it would destroy
+	}{
+		{"rm -rf ./untracked-dir", true, "untracked-dir/notes.md"},
+		{"rm -r untracked-dir/", true, "untracked-dir/notes.md"},
+		{"rm -rf src", true, "src/new.py"},
+		{"rm src/new.py", true, "src/new.py"},
+		{"cd src && rm -f new.py", true, "src/new.py"},
+		{"rm -f src/*.py", true, "src/new.py"},
+		{"echo gone > mod.txt", true, "mod.txt"},
+		{"cp clean.txt mod.txt", true, "mod.txt"},
+		{"mv clean.txt mod.txt", true, "mod.txt"},
+		{"truncate -s 0 mod.txt", true, "mod.txt"},
+		{"printf x | tee src/new.py", true, "src/new.py"},
+		{"rm -rf .git", true, ".git/HEAD"},
+		{"git clean -fdx", true, "untracked-dir/notes.md"},
+		{"git checkout -- mod.txt", true, "mod.txt"},
+		{"git reset --hard", true, "mod.txt"},
+		{"git stash drop", true, "mod.txt"},
+		// What comes back: ignored build output, committed files.
+		{"rm -rf build", false, "build/out.o"},
+		{"rm -f src/*.pyc", false, "src/cache.pyc"},
+		{"rm clean.txt", false, "clean.txt"},
+		{"echo new > clean.txt", false, "clean.txt"},
+		{"rm -rf src/m.py", false, "src/m.py"},
+		// Appending destroys nothing.
+		{"echo more >> mod.txt", false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.program, func(t *testing.T) {
+			w := gitWorld(t)
+			var before []byte
+			if c.file != "" {
+				var err error
+				before, err = os.ReadFile(filepath.Join(w.ws, c.file))
+				require.NoError(t, err)
+			}
+			status, _, errOut := w.run(t, c.program)
+			if c.asks {
+				assert.Equal(t, 1, w.asked, "should ask: %s", errOut)
+				assert.NotEqual(t, 0, status)
+				after, err := os.ReadFile(filepath.Join(w.ws, c.file))
+				require.NoError(t, err, "the uncommitted file is gone")
+				assert.Equal(t, string(before), string(after))
+				if !strings.HasPrefix(c.program, "git ") {
+					// Why it asks although it fits the sandbox otherwise.
+					require.NotEmpty(t, w.reasons)
+					assert.Contains(t, w.reasons[0], "deletes", "the question leads with what it destroys")
+				}
+				return
+			}
+			assert.Equal(t, 0, w.asked, "should run confined: %s", errOut)
+			assert.Equal(t, 0, status, errOut)
+			if c.file != "" {
+				after, err := os.ReadFile(filepath.Join(w.ws, c.file))
+				assert.True(t, err != nil || string(after) != string(before), "it ran")
+			}
+		})
+	}
+}
+
+// Outside a git workspace, a deleted tree is gone for good: it asks; a
+// single file deleted there runs confined, as any workspace write.
+func TestRecursiveDeleteOutsideGitAsks(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	w := newConfinedWorld(t)
+	plain := filepath.Join(filepath.Dir(w.ws), "plain")
+	require.NoError(t, os.MkdirAll(filepath.Join(plain, "d"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(plain, "d", "f"), []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(plain, "g"), []byte("x"), 0o600))
+	w.ws = plain
+	status, _, errOut := w.run(t, "rm -rf d")
+	assert.Equal(t, 1, w.asked, errOut)
+	assert.NotEqual(t, 0, status)
+	assert.FileExists(t, filepath.Join(plain, "d", "f"))
+	status, _, errOut = w.run(t, "rm g")
+	assert.Equal(t, 1, w.asked, errOut)
+	assert.Equal(t, 0, status, errOut)
+	assert.NoFileExists(t, filepath.Join(plain, "g"))
+}
