@@ -536,10 +536,7 @@ func gitDirs(ws string) []string {
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(dir, common)
 		}
-		// A git directory inside the workspace is the command's to
-		// write, its commondir file too: what that names outside is
-		// not the workspace's.
-		if common = filepath.Clean(common); !insideOnDisk(dir, ws) || insideOnDisk(common, ws) {
+		if common = filepath.Clean(common); ownCommonDir(ws, dir, common) {
 			out = append(out, common)
 		}
 	}

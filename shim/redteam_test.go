@@ -73,6 +73,13 @@ func TestConfinedPlantedGitFile(t *testing.T) {
 		"link":     `os.symlink(home, "sub/repo"); open("sub/.git", "w").write("gitdir: repo\n")`,
 		"commondir": `os.makedirs("sub/repo"); open("sub/repo/commondir", "w").write(home + "\n")
 open("sub/.git", "w").write("gitdir: repo\n")`,
+		// A git directory outside the workspace that points back at it,
+		// made where the command may write (its TMPDIR), naming the home
+		// as its common directory.
+		"outside": `d = os.path.join(os.environ["TMPDIR"], "evil"); os.makedirs(d, exist_ok=True)
+open(os.path.join(d, "gitdir"), "w").write(os.path.abspath("sub/.git") + "\n")
+open(os.path.join(d, "commondir"), "w").write(home + "\n")
+open("sub/.git", "w").write("gitdir: " + d + "\n")`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newConfinedWorld(t)

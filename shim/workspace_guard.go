@@ -127,3 +127,25 @@ func (s *session) usableWorkspace(ws string) string {
 	}
 	return ws
 }
+
+// ownCommonDir reports whether common, named by dir's commondir file, is
+// the repository dir is a worktree of. A commondir file lies wherever
+// dir does — in the workspace, or in a place a confined command may also
+// write (its TMPDIR, /dev/shm) — so it is believed only when it names
+// nothing more than the workspace, or when dir is one of common's own
+// worktrees (common/worktrees/NAME), which no confined command can make
+// in a repository outside the workspace.
+func ownCommonDir(ws, dir, common string) bool {
+	if insideOnDisk(common, ws) {
+		return true
+	}
+	rd, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	rc, err := filepath.EvalSymlinks(common)
+	if err != nil {
+		return false
+	}
+	return filepath.Dir(rd) == filepath.Join(rc, "worktrees")
+}
