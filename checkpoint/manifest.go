@@ -201,7 +201,10 @@ func decodeListing(data []byte) (*listing, error) {
 }
 
 func decodeListingBody(body []byte) (*listing, error) {
-	r := reader{b: body}
+	// The paths of a listing are cut from one copy of the body instead of
+	// being allocated one by one: a listing holds every path of the
+	// workspace, and is read before every checkpoint.
+	r := reader{b: body, s: string(body)}
 	l := &listing{Seq: r.uvarint()}
 	n := r.count(minEntryBytes)
 	l.Entries = make([]Entry, 0, n)
@@ -370,6 +373,7 @@ const minEntryBytes = 4
 // reader decodes a body, keeping the first error.
 type reader struct {
 	b   []byte
+	s   string // when set, the whole body, strings are cut from
 	err error
 }
 
@@ -438,7 +442,14 @@ func (r *reader) string(max int) string {
 		r.fail("string of %d bytes", n)
 		return ""
 	}
-	return string(r.bytes(n))
+	if r.s == "" {
+		return string(r.bytes(n))
+	}
+	off := len(r.s) - len(r.b)
+	if r.bytes(n) == nil && n > 0 {
+		return ""
+	}
+	return r.s[off : off+int(n)]
 }
 
 func (r *reader) path() string {
