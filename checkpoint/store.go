@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,6 +174,15 @@ func (s *Store) scan(ctx context.Context, command, event string) (*pending, erro
 	}
 	now := s.Now()
 	sc := &scanner{ctx: ctx, root: s.Root, git: s.Git, store: &s.obj, limits: s.limits, start: now.UnixNano()}
+	if prev == nil && s.Git {
+		// The first checkpoint: what the index already holds is not
+		// copied. Without git's answer, everything is (as before).
+		if blobs, err := indexBlobs(ctx, s.Root); err == nil {
+			sc.blobs = blobs
+		} else {
+			slog.Debug("checkpoint: index blobs", "root", s.Root, "err", err)
+		}
+	}
 	if prev != nil {
 		sc.prev = make(map[string]*Entry, len(prev.Entries))
 		for i := range prev.Entries {

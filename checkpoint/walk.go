@@ -105,6 +105,9 @@ type scanner struct {
 	store  *objects
 	limits Limits
 	start  int64 // the scan's start, in Unix nanoseconds
+	// blobs are the index's blob ids by path, for a first checkpoint of
+	// a git workspace (gitblob.go); nil otherwise.
+	blobs map[string]string
 
 	// Directories are read in parallel, by at most cap(sem) goroutines
 	// besides the first; a directory finding no free one is read inline.
@@ -323,8 +326,15 @@ func (s *scanner) descend(rel string, rules *ignoreRules, node *dirNode) error {
 func (s *scanner) content(e *Entry, dir, name string) {
 	if p := s.prev[e.Path]; p != nil && p.Kind == KindFile && p.Missing == Kept && !p.Racy &&
 		p.Size == e.Size && p.Mtime == e.Mtime && p.Ctime == e.Ctime && p.Ino == e.Ino && p.Dev == e.Dev {
-		e.Hash = p.Hash
+		e.Hash, e.Blob = p.Hash, p.Blob
 		return
+	}
+	if oid := s.blobs[e.Path]; oid != "" && e.Size > 0 && e.Size <= s.limits.FileBytes {
+		sum, id, n, err := hashAsBlob(filepath.Join(dir, name), oid)
+		if err == nil && id == oid {
+			e.Hash, e.Size, e.Blob = sum, n, oid
+			return
+		}
 	}
 	// The budget is taken before the copy (a file that grows while
 	// copied is cut at FileBytes, and counted as read).
