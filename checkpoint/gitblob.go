@@ -21,9 +21,11 @@ import (
 )
 
 // The first checkpoint of a git workspace would copy every file. A
-// tracked file whose bytes are exactly its blob in the index needs no
-// copy: the repository already holds that content, and git keeps every
-// object the index or a commit refers to. Such a file is listed with its
+// committed file whose bytes are exactly its blob in HEAD (and the index)
+// needs no copy: the repository already holds that content, and git keeps
+// every object a commit it can reach refers to. (A blob only staged is
+// not enough: once the index moves on, nothing refers to it, and git gc
+// prunes an unreferenced object that is old enough at once.) Such a file is listed with its
 // blob's id (Entry.Blob) and, when an undo needs it, read back with
 // `git cat-file --batch` and checked against its SHA-256 like any stored
 // content. What can take it away (git gc or git prune once nothing refers
@@ -53,24 +55,37 @@ func gitCommand(ctx context.Context, root string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// indexBlobs lists the regular files of the index (stage 0) with their
-// blob ids, keeping only blobs the repository really holds (an
-// intent-to-add entry names one it does not).
+// indexBlobs lists the regular files whose blob is the same in the index
+// (stage 0) and in HEAD, with their blob ids, keeping only blobs the
+// repository really holds (a partial clone may lack one).
 func indexBlobs(ctx context.Context, root string) (map[string]string, error) {
-	out, err := gitCommand(ctx, root, "ls-files", "--stage", "-z").Output()
+	index, err := gitCommand(ctx, root, "ls-files", "--stage", "-z").Output()
 	if err != nil {
 		return nil, fmt.Errorf("git ls-files: %w", err)
 	}
+	head, err := gitCommand(ctx, root, "ls-tree", "-r", "--full-tree", "-z", "HEAD").Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-tree HEAD: %w", err)
+	}
+	committed := make(map[string]string)
+	for rec := range bytes.SplitSeq(head, []byte{0}) {
+		// "<mode> blob <oid>\t<path>"
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		if f := strings.Fields(string(meta)); ok && len(f) == 3 && f[1] == "blob" {
+			committed[string(path)] = f[2]
+		}
+	}
 	blobs := make(map[string]string)
 	var oids []string
-	for rec := range bytes.SplitSeq(out, []byte{0}) {
+	for rec := range bytes.SplitSeq(index, []byte{0}) {
 		// "<mode> <oid> <stage>\t<path>"
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 		if !ok {
 			continue
 		}
 		f := strings.Fields(string(meta))
-		if len(f) != 3 || f[2] != "0" || (f[0] != "100644" && f[0] != "100755") || !validOID(f[1]) || !validPath(string(path)) {
+		if len(f) != 3 || f[2] != "0" || (f[0] != "100644" && f[0] != "100755") || !validOID(f[1]) ||
+			committed[string(path)] != f[1] || !validPath(string(path)) {
 			continue
 		}
 		if _, seen := blobs[string(path)]; !seen {

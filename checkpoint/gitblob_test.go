@@ -66,13 +66,15 @@ func TestFirstCheckpointUsesIndexBlobs(t *testing.T) {
 	// The index holds crlf.txt with LF endings: its bytes are not the blob.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "d1", "f1"), []byte("modified\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "new.txt"), []byte("untracked\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "d2", "f2"), []byte("staged, not committed\n"), 0o644))
+	git("add", "d2/f2")
 	want := tree(t, dir)
 
 	s := newStore(t, dir)
 	info, err := s.Take(ctx, "first", "")
 	require.NoError(t, err)
-	require.Equal(t, 3, storedObjects(t, s), "only d1/f1, new.txt and crlf.txt are copied")
-	require.Equal(t, int64(len("modified\n")+len("untracked\n")+len("one\r\ntwo\r\n")), info.Copied)
+	require.Equal(t, 4, storedObjects(t, s), "only d1/f1, d2/f2, new.txt and crlf.txt are copied")
+	require.Equal(t, int64(len("modified\n")+len("untracked\n")+len("one\r\ntwo\r\n")+len("staged, not committed\n")), info.Copied)
 
 	for _, d := range []string{"d0", "d1", "d2", "d3"} {
 		require.NoError(t, os.RemoveAll(filepath.Join(dir, d)))
@@ -90,9 +92,10 @@ func TestFirstCheckpointUsesIndexBlobs(t *testing.T) {
 func TestUndoBlobGone(t *testing.T) {
 	ctx := context.Background()
 	dir, git := gitRepo(t)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("only in the index\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("committed once\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("other\n"), 0o644))
 	git("add", "staged.txt")
+	git("commit", "-qm", "x")
 	s := newStore(t, dir)
 	_, err := s.Take(ctx, "cmd", "")
 	require.NoError(t, err)
@@ -100,8 +103,11 @@ func TestUndoBlobGone(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "staged.txt"), []byte("overwritten\n"), 0o644))
 	require.NoError(t, os.Remove(filepath.Join(dir, "other.txt")))
+	// History rewritten, and everything unreachable pruned at once.
 	git("rm", "-q", "-f", "--cached", "staged.txt")
-	git("prune", "--expire=now")
+	git("commit", "-q", "--amend", "--allow-empty", "-m", "y")
+	git("reflog", "expire", "--expire=now", "--all")
+	git("gc", "-q", "--prune=now")
 	before := tree(t, dir)
 
 	_, err = s.Undo(ctx, 0)
@@ -111,7 +117,7 @@ func TestUndoBlobGone(t *testing.T) {
 	require.Equal(t, before, tree(t, dir), "nothing changed, no temporary file")
 }
 
-// TestUndoBlobReplaced: a repository whose object for the blob id holds
+// TestUndoBlobChecked: a repository whose object for the blob id holds
 // other bytes (another repository put in its place) is never restored
 // from: the content is checked against its SHA-256.
 func TestUndoBlobChecked(t *testing.T) {
@@ -119,6 +125,7 @@ func TestUndoBlobChecked(t *testing.T) {
 	dir, git := gitRepo(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("original\n"), 0o644))
 	git("add", "a.txt")
+	git("commit", "-qm", "x")
 	s := newStore(t, dir)
 	_, err := s.Take(ctx, "cmd", "")
 	require.NoError(t, err)
