@@ -88,7 +88,9 @@ type Judgement struct {
 
 // Judge decides whether command may run under the user's policy, asking a
 // human when the policy says so, exactly as the shim would before running
-// it, and records the decision in the audit log. It never runs anything.
+// it, and records the decision in the audit log. It never runs anything;
+// like the shim, it takes a checkpoint of the workspace before letting a
+// command that may write in it go (see checkpointForAgent).
 // Whatever goes wrong (rules that do not load, a hub that dies while
 // asking) ends in a refusal, never an allowance.
 func Judge(ctx context.Context, o JudgeOptions) Judgement {
@@ -129,6 +131,8 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	s.ev.Risk, s.ev.Reasons = res.Risk.String(), res.Reasons
 
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
+	v, res = s.checkpointForAgent(ctx, req, res, configPath, v, o.Defer && v.nobody)
+	s.ev.Reasons = res.Reasons
 	j := Judgement{
 		Allow: v.allow, Unanswered: v.nobody, TimedOut: v.timedOut,
 		Risk: res.Risk.String(), Reasons: res.Reasons, DecidedBy: v.by, ID: s.ev.ID,
