@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,10 +85,9 @@ func Open(stateDir, dir string, limits Limits) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: %q or %q is not absolute", dir, stateDir)
 	}
 	root, git := Workspace(dir)
-	key := sha256.Sum256([]byte(root))
 	s := &Store{
 		Root: root, Git: git, limits: limits.orDefault(), Now: time.Now,
-		dir: filepath.Join(stateDir, "checkpoints", fmt.Sprintf("%x", key[:12])),
+		dir: filepath.Join(stateDir, "checkpoints", storeName(root)),
 	}
 	s.obj = objects{dir: filepath.Join(s.dir, "objects")}
 	return s, nil

@@ -28,6 +28,9 @@ type Report struct {
 	// Left are paths removal left in place: directories that hold files
 	// the checkpoint does not cover (ignored ones).
 	Left []string
+	// Preview is set for a report of what an undo would change (Store.Preview):
+	// nothing was changed, and Saved is 0.
+	Preview bool
 }
 
 // Changed is how many paths the undo changed.
@@ -58,6 +61,16 @@ var ErrNoCheckpoint = errors.New("no checkpoint to undo in this workspace")
 // other paths (a merge, counted in Report.Kept); when they touch the same
 // ones, Undo refuses with a *ConflictError and changes nothing.
 func (s *Store) Undo(ctx context.Context, seq uint64) (*Report, error) {
+	return s.undo(ctx, seq, false)
+}
+
+// Preview says what Undo(ctx, seq) would change now, or why it would
+// refuse, changing nothing: the confirmation an approver shows first.
+func (s *Store) Preview(ctx context.Context, seq uint64) (*Report, error) {
+	return s.undo(ctx, seq, true)
+}
+
+func (s *Store) undo(ctx context.Context, seq uint64, preview bool) (*Report, error) {
 	if err := s.mkdirs(); err != nil {
 		return nil, err
 	}
@@ -107,6 +120,21 @@ func (s *Store) Undo(ctx context.Context, seq uint64) (*Report, error) {
 	}
 	if seq < head.Seq {
 		pl.report.Kept = s.laterPaths(seq, head, cur)
+	}
+	if preview {
+		pl.report.Preview = true
+		for _, c := range pl.changes {
+			switch {
+			case c.Before == nil:
+				pl.report.Removed = append(pl.report.Removed, c.Path)
+			case c.Before.Kind == KindOther:
+			case c.After == nil:
+				pl.report.Recreated = append(pl.report.Recreated, c.Path)
+			default:
+				pl.report.Restored = append(pl.report.Restored, c.Path)
+			}
+		}
+		return &pl.report, nil
 	}
 	if err := s.commit(p); err != nil {
 		return nil, err
