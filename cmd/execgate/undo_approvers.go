@@ -6,6 +6,7 @@ import (
 	"github.com/execgate/execgate/approve"
 	"github.com/execgate/execgate/checkpoint"
 	"github.com/execgate/execgate/internal/state"
+	"github.com/execgate/execgate/web"
 )
 
 // The approvers (execgate approve, execgate web) offer undo of recent
@@ -52,6 +53,18 @@ func approveCheckpoints(g *globals) func(context.Context) ([]approve.Checkpoint,
 		out := make([]approve.Checkpoint, 0, len(infos))
 		for _, i := range infos {
 			out = append(out, approve.Checkpoint{Root: i.Root, Seq: i.Seq, Time: i.Time, Command: i.Command, Changes: i.Changes})
+		}
+		return out, err
+	}
+}
+
+// webCheckpoints adapts recentCheckpoints to the web approver.
+func webCheckpoints(g *globals) func(context.Context) ([]web.Checkpoint, error) {
+	return func(context.Context) ([]web.Checkpoint, error) {
+		infos, err := recentCheckpoints(g)
+		out := make([]web.Checkpoint, 0, len(infos))
+		for _, i := range infos {
+			out = append(out, web.Checkpoint{Root: i.Root, Seq: i.Seq, Time: i.Time, Command: i.Command, Changes: i.Changes})
 		}
 		return out, err
 	}
