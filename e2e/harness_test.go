@@ -125,7 +125,12 @@ func install(t testing.TB, p pin) string {
 	// here, not as a mysterious scenario failure.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput(); err != nil {
+	// In a home of its own: Gemini CLI writes its projects.json (and
+	// leaves temporary files beside it) even for --version, and the
+	// machine's real home is not the test's to change.
+	probe := exec.CommandContext(ctx, bin, "--version")
+	probe.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME=", "XDG_DATA_HOME=", "XDG_STATE_HOME=", "XDG_CACHE_HOME=")
+	if out, err := probe.CombinedOutput(); err != nil {
 		t.Skipf("%s: %s@%s is installed but does not run here (its native binary for %s/%s?): %v: %s",
 			p.Name, p.Package, p.Version, runtime.GOOS, runtime.GOARCH, err, lastLine(out))
 	}
