@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/execgate/execgate/internal/gitconfig"
 	"github.com/execgate/execgate/internal/state"
 )
 
@@ -41,9 +42,13 @@ import (
 // environment that could point it elsewhere (GIT_DIR, GIT_INDEX_FILE …)
 // and nothing of the repository's configuration that could run a program
 // or reach the network for these plumbing commands: no fsmonitor, no
-// replace refs, no lazy fetch of a partial clone's missing objects.
+// pager, no hooks, no replace refs, no transport. A partial clone, which
+// fetches a missing object from its remote when asked for one (git before
+// 2.44 has no GIT_NO_LAZY_FETCH), is never given to git at all: see
+// fetchesMissing.
 func gitCommand(ctx context.Context, root string, args ...string) *exec.Cmd {
-	full := append([]string{"-C", root, "-c", "core.fsmonitor=false", "--no-replace-objects", "--literal-pathspecs"}, args...)
+	full := append([]string{"-C", root, "--no-pager", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+		"-c", "protocol.allow=never", "--no-replace-objects", "--literal-pathspecs"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	env := make([]string, 0, len(os.Environ())+4)
 	for _, kv := range os.Environ() {
@@ -59,6 +64,9 @@ func gitCommand(ctx context.Context, root string, args ...string) *exec.Cmd {
 // (stage 0) and in HEAD, with their blob ids, keeping only blobs the
 // repository really holds (a partial clone may lack one).
 func indexBlobs(ctx context.Context, root string) (map[string]string, error) {
+	if fetchesMissing(root) {
+		return nil, errPartialClone
+	}
 	index, err := gitCommand(ctx, root, "ls-files", "--stage", "-z").Output()
 	if err != nil {
 		return nil, fmt.Errorf("git ls-files: %w", err)
@@ -108,8 +116,42 @@ func indexBlobs(ctx context.Context, root string) (map[string]string, error) {
 	return blobs, nil
 }
 
+// errPartialClone refuses git's help in a repository that may fetch.
+var errPartialClone = errors.New("the repository is a partial clone (or its configuration cannot be read): asked for a missing object, git would fetch it from a remote, which execgate does not let it do")
+
+// fetchesMissing reports whether git, asked for an object the repository
+// lacks, may fetch it from a remote — a partial clone (a promisor remote,
+// extensions.partialClone), which runs the transport its configuration
+// names — or whether the configuration cannot be read to tell.
+func fetchesMissing(root string) bool {
+	c, err := gitconfig.Load(gitconfig.Options{Dir: root, Getenv: os.Getenv})
+	if err != nil {
+		return true
+	}
+	for _, e := range c.Entries {
+		switch {
+		case e.Name == "extensions.partialclone", e.Name == "core.partialclonefilter",
+			e.Section() == "remote" && e.Key() == "promisor" && (e.NoValue || !isFalse(e.Value)):
+			return true
+		}
+	}
+	return false
+}
+
+// isFalse reports whether git reads v as boolean false.
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0", "":
+		return true
+	}
+	return false
+}
+
 // gitHas reports which of oids the repository holds as blobs.
 func gitHas(ctx context.Context, root string, oids []string) (map[string]bool, error) {
+	if fetchesMissing(root) {
+		return nil, errPartialClone
+	}
 	cmd := gitCommand(ctx, root, "cat-file", "--batch-check=%(objectname) %(objecttype)")
 	var in bytes.Buffer
 	for _, o := range oids {
@@ -193,6 +235,9 @@ type blobReader struct {
 // call.
 func (b *blobReader) open(oid string) (io.Reader, error) {
 	if b.cmd == nil {
+		if fetchesMissing(b.root) {
+			return nil, errPartialClone
+		}
 		cmd := gitCommand(b.ctx, b.root, "cat-file", "--batch")
 		in, err := cmd.StdinPipe()
 		if err != nil {

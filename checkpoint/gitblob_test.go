@@ -171,3 +171,46 @@ func TestUndoRestoresTreeGit(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialCloneNeverFetches: in a partial clone, git asked for a
+// missing object fetches it through the transport the repository's
+// configuration names (here ext::, a program). execgate then never asks:
+// the first checkpoint copies the files, and an undo needing a blob
+// refuses instead of letting git fetch it.
+func TestPartialCloneNeverFetches(t *testing.T) {
+	ctx := context.Background()
+	dir, git := gitRepo(t)
+	canary := filepath.Join(t.TempDir(), "fetched")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("committed\n"), 0o644))
+	git("add", "a.txt")
+	git("commit", "-qm", "x")
+	oid := strings.TrimSpace(git("rev-parse", "HEAD:a.txt"))
+	s := newStore(t, dir)
+	_, err := s.Take(ctx, "cmd", "")
+	require.NoError(t, err)
+	require.Equal(t, 0, storedObjects(t, s), "a.txt is kept as its blob")
+
+	// The repository becomes a partial clone whose remote runs a program,
+	// and loses the blob.
+	for _, kv := range [][2]string{
+		{"core.repositoryFormatVersion", "1"}, {"extensions.partialClone", "origin"},
+		{"remote.origin.url", "ext::sh -c touch% " + canary}, {"remote.origin.promisor", "true"},
+		{"protocol.ext.allow", "always"},
+	} {
+		git("config", kv[0], kv[1])
+	}
+	require.NoError(t, os.Remove(filepath.Join(dir, ".git", "objects", oid[:2], oid[2:])))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed\n"), 0o644))
+	_, err = s.Undo(ctx, 0)
+	require.ErrorContains(t, err, "partial clone")
+	require.NoFileExists(t, canary, "git fetched")
+	data, err := os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "changed\n", string(data))
+
+	fresh := newStore(t, dir)
+	_, err = fresh.Take(ctx, "cmd", "")
+	require.NoError(t, err)
+	require.Equal(t, 1, storedObjects(t, fresh), "copied, not kept as a blob")
+	require.NoFileExists(t, canary, "git fetched")
+}
