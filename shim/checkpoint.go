@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/execgate/execgate/checkpoint"
@@ -13,6 +14,9 @@ import (
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/policy"
 )
+
+// checkpointHeap is the soft heap limit while a checkpoint is taken.
+const checkpointHeap = 256 << 20
 
 // checkpointWait bounds how long a command waits for another execgate
 // checkpointing the same workspace.
@@ -112,6 +116,16 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
 	defer cancel()
+	// A checkpoint allocates a few times the workspace's listing (12 MB
+	// for 10,000 files) in a process whose heap was nearly empty: the
+	// collector would run several times for garbage the process is about
+	// to drop anyway. Fewer cycles cut its CPU by about an eighth
+	// (docs/BENCHMARKS.md); the soft limit keeps a large workspace's
+	// listing from growing the heap fivefold.
+	if debug.SetMemoryLimit(-1) > checkpointHeap {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(checkpointHeap))
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	// Redacted as the audit log's copy is.
 	_, err = st.Take(ctx, redact.String(s.ev.Command), s.ev.ID)
 	return err
