@@ -26,7 +26,7 @@ import (
 
 	"github.com/execgate/execgate/internal/denial"
 	"github.com/execgate/execgate/internal/display"
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/policy/shparse"
 	"github.com/execgate/execgate/sandbox"
 )
 
@@ -181,7 +181,7 @@ func runEngine(ctx context.Context, o EngineOptions, refuse bool) (Result, error
 		env = os.Environ()
 	}
 	opts, reasons := runnerOptions(o.Set)
-	if err := policy.CheckNesting(o.Program); err != nil {
+	if err := shparse.CheckNesting(o.Program); err != nil {
 		// Parsing it might overflow the stack and kill the process.
 		return Result{}, &UnsupportedError{Reasons: []string{err.Error()}}
 	}
@@ -337,7 +337,7 @@ func (e *engine) callHandler(ctx context.Context, args []string) ([]string, erro
 		}
 	}
 	for _, c := range code {
-		if err := policy.CheckNesting(c); err != nil {
+		if err := shparse.CheckNesting(c); err != nil {
 			hc := shinterp.HandlerCtx(ctx)
 			fmt.Fprintln(hc.Stderr, display.Flatten("execgate: not run: "+args[i]+": "+err.Error(), 0))
 			return nil, shinterp.ExitStatus(ExitRefused)
@@ -504,7 +504,7 @@ func (e *engine) script(ctx context.Context, hc shinterp.HandlerContext, path st
 		e.shellError(hc, args[0]+": cannot execute binary file")
 		return shinterp.ExitStatus(126)
 	}
-	if err := policy.CheckNesting(string(b)); err != nil {
+	if err := shparse.CheckNesting(string(b)); err != nil {
 		fmt.Fprintln(hc.Stderr, display.Flatten("execgate: not run: "+args[0]+": "+err.Error(), 0))
 		return shinterp.ExitStatus(ExitRefused)
 	}

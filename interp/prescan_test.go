@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // tooDeep overflows the parser's stack if parsed: 150 000 nested
@@ -69,9 +69,9 @@ func TestEngineTooDeepAtRunTime(t *testing.T) {
 // spelt with empty quotes inside is no reserved word, but the `if` it
 // becomes is.
 func TestUnsupportedTooDeep(t *testing.T) {
-	escaped := strings.Repeat(`i''f\ `, policy.MaxNesting/4) + "x"
+	escaped := strings.Repeat(`i''f\ `, shparse.MaxNesting/4) + "x"
 	for _, src := range []string{"eval " + escaped, "trap " + escaped + " EXIT"} {
-		require.NoError(t, policy.CheckNesting(src))
+		require.NoError(t, shparse.CheckNesting(src))
 		f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
 		require.NoError(t, err)
 		assert.NotEmpty(t, Unsupported(f), "%.10s", src)

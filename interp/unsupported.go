@@ -7,7 +7,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // Unsupported lists the features of f that the interp engine (RunEngine)
@@ -160,7 +160,7 @@ func features() []feature {
 			if !ok || len(call.args) < 2 || !call.lit[0] {
 				return false
 			}
-			if policy.CheckNesting(call.args[0]) != nil {
+			if shparse.CheckNesting(call.args[0]) != nil {
 				return true // not read: refused
 			}
 			tf, err := syntax.NewParser().Parse(strings.NewReader(call.args[0]), "")
@@ -500,7 +500,7 @@ func (c *scan) nested(n syntax.Node) {
 	} else {
 		return
 	}
-	if err := policy.CheckNesting(src); err != nil {
+	if err := shparse.CheckNesting(src); err != nil {
 		c.reasons = append(c.reasons, "gives eval or trap code that is "+err.Error())
 		return
 	}

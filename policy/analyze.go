@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // Reason is one finding about a segment, in plain words.
@@ -228,7 +230,7 @@ type analyzer struct {
 	// (literalvars.go); literalUses the segments that relied on them.
 	literals    literalVars
 	literalUses []*Segment
-	// pathState is what the analysis saw of the file system (disk.go).
+	// pathState is what the analysis saw of the file system (pathstate.go).
 	pathState
 }
 
@@ -260,7 +262,7 @@ func (a *analyzer) program(src string, f frame) error {
 	if len(src) > maxInput {
 		return fmt.Errorf("command is %d bytes, more than the %d this analysis reads", len(src), maxInput)
 	}
-	file, err := parseProgram(src, f.lang)
+	file, err := shparse.Parse(src, f.lang)
 	if err != nil {
 		return err
 	}

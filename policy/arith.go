@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // Arithmetic is code. When bash evaluates a string as arithmetic it expands
@@ -279,7 +281,7 @@ func (a *analyzer) arithString(seg *Segment, text string, f frame) {
 		return
 	}
 	src := "$((" + text + "\n))"
-	if err := CheckNesting(src); err != nil {
+	if err := shparse.CheckNesting(src); err != nil {
 		seg.add(arithReason(fmt.Sprintf("evaluates %s as arithmetic: %v", quoteWord(text), err)))
 		return
 	}

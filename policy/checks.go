@@ -1387,7 +1387,7 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 		return
 	}
 	r := a.lookup(target.text)
-	abs := r.path
+	abs := r.Path
 	if abs != "" {
 		if a.written == nil {
 			a.written = map[string]bool{}
@@ -1396,12 +1396,12 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 		seg.Writes = append(seg.Writes, abs)
 	}
 	shown := target.text
-	if r.viaLink && abs != "" {
+	if r.ViaLink && abs != "" {
 		shown = fmt.Sprintf("%s (a link to %s)", target.text, a.homeForm(abs))
 	}
 	switch {
 	case abs == "":
-		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, which execgate cannot resolve: %s (unknown)", what(op), target.text, r.why), Rule: "unknown-directory-write"})
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes to %s, which execgate cannot resolve: %s (unknown)", what(op), target.text, r.Why), Rule: "unknown-directory-write"})
 	case a.pathInAny("code-loading", target.text) || a.pathIn("code-loading", abs):
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s writes %s, a file that runs code later (code-loading)", what(op), shown), Rule: "code-loading-write"})
 	case !a.insideWorkspace(abs) && !a.scratch(abs):

@@ -264,16 +264,16 @@ func (a *analyzer) unscannedOutput(name string, args []word) string {
 				continue // its input: the command before it is judged
 			}
 			r := a.lookup(p)
-			if r.path != "" && a.written[r.path] {
+			if r.Path != "" && a.written[r.Path] {
 				return fmt.Sprintf("%s reads %s in CI, which this command writes first: what it will hold is not known here", name, p)
 			}
-			if !r.exists {
+			if !r.Exists {
 				continue // a missing file (or a pattern word that is no file) prints nothing
 			}
-			if !r.mode.IsRegular() {
+			if !r.Mode.IsRegular() {
 				return fmt.Sprintf("%s reads %s in CI, which execgate cannot read to rule out a workflow command", name, p)
 			}
-			text, err := readHead(r.path, maxScannedFile+1)
+			text, err := readHead(r.Path, maxScannedFile+1)
 			budget -= len(text)
 			if err != nil || len(text) > maxScannedFile || budget < 0 {
 				return fmt.Sprintf("%s reads %s in CI, which execgate cannot read whole to rule out a workflow command", name, p)

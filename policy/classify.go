@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/execgate/execgate/internal/display"
+	"github.com/execgate/execgate/policy/shparse"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -505,12 +506,12 @@ func (a *analyzer) nested(seg *Segment, src, label string, s *syntax.Stmt, f fra
 		if prefix := linesBefore(src, err); prefix != "" {
 			_ = a.program(prefix, inner)
 		}
-		if text := asBash(err); text != "" {
+		if text := shparse.AsBash(err); text != "" {
 			_ = a.program(text, inner) // what bash runs, judged too
 		}
 		seg.Opaque = true
 		reason := Reason{Risk: NeedsReview, Text: fmt.Sprintf("the script given to %s does not parse: %s", label, oneLine(err.Error())), Rule: "parse-error"}
-		if errors.Is(err, errReadsOtherwise) {
+		if errors.Is(err, shparse.ErrReadsOtherwise) {
 			reason.Text, reason.Rule = fmt.Sprintf("bash reads the script given to %s otherwise than execgate: %s", label, oneLine(err.Error())), "reads-otherwise"
 		}
 		seg.add(reason)

@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // Envelope is the wrapper a coding agent puts around the model's command
@@ -216,13 +217,13 @@ func (t Trust) Unwrap(program string, params []string) (Envelope, bool) {
 // agent sends that shell. Gemini CLI and Codex never hand a zsh an
 // envelope.
 func (t Trust) UnwrapAs(program string, params []string, d Dialect) (Envelope, bool) {
-	if len(program) > maxInput || !mayBeEnvelope(program, params) || CheckNesting(program) != nil {
+	if len(program) > maxInput || !mayBeEnvelope(program, params) || shparse.CheckNesting(program) != nil {
 		return Envelope{}, false
 	}
 	t.dialect = d
-	// Refused like any program bash would read otherwise (parseProgram):
+	// Refused like any program bash would read otherwise (shparse.Parse):
 	// the plumbing is trusted only as bash reads it.
-	f, err := parseProgram(program, d.lang())
+	f, err := shparse.Parse(program, d.lang())
 	if err != nil {
 		return Envelope{}, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/pattern"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // Engine classifies commands with the built-in rule table. It is safe for
@@ -117,15 +118,15 @@ func (e *Engine) Analyze(req Request) Result {
 		if prefix := linesBefore(req.Command, err); prefix != "" {
 			_ = a.program(prefix, top)
 		}
-		if text := asBash(err); text != "" {
+		if text := shparse.AsBash(err); text != "" {
 			_ = a.program(text, top) // what bash runs, judged too
 		}
 		seg := &Segment{Text: req.Command}
 		reason := Reason{Risk: NeedsReview, Text: "does not parse: " + res.ParseError, Rule: "parse-error"}
 		switch {
-		case errors.Is(err, ErrTooDeep):
-			reason.Text, reason.Rule = ErrTooDeep.Error(), "too-deep"
-		case errors.Is(err, errReadsOtherwise):
+		case errors.Is(err, shparse.ErrTooDeep):
+			reason.Text, reason.Rule = shparse.ErrTooDeep.Error(), "too-deep"
+		case errors.Is(err, shparse.ErrReadsOtherwise):
 			reason.Text, reason.Rule = "bash reads it otherwise than execgate: "+res.ParseError, "reads-otherwise"
 		}
 		seg.add(reason)

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,49 +42,6 @@ func linkFixture(t testing.TB) string {
 		}
 	}
 	return root
-}
-
-// FuzzPhysical checks the resolver against the kernel: whenever the
-// kernel finds a file at a path, the resolver names the same file; it
-// never panics, and what it returns is absolute and clean or unknown with
-// a reason.
-func FuzzPhysical(f *testing.F) {
-	for _, s := range []string{"a/b/key", "a/b/dir/id_rsa", "a/up/a/b/key", "a/b/dir/../.ssh/id_rsa", "a/chain/id_rsa",
-		"loop1", "a/nothing", "a/abs/y", "a/b/c/self/self/f", "a/../x/y", "./a//b/./c/f", "a/b/key/..", "/a"} {
-		f.Add(s)
-	}
-	root := linkFixture(f)
-	f.Fuzz(func(t *testing.T, p string) {
-		if strings.ContainsRune(p, 0) {
-			return
-		}
-		raw := root + "/" + p
-		d := &disk{lstat: os.Lstat, readDir: os.ReadDir}
-		r := d.physical(raw, root)
-		if r.path == "" {
-			if r.why == "" {
-				t.Fatalf("%q: unknown without a reason", p)
-			}
-			return
-		}
-		if !strings.HasPrefix(r.path, "/") || path.Clean(r.path) != r.path {
-			t.Fatalf("%q resolved to %q: not absolute and clean", p, r.path)
-		}
-		if strings.HasPrefix(r.path, "/proc") || strings.HasPrefix(r.path, "/dev") {
-			return // judged as written
-		}
-		want, err := os.Stat(raw)
-		if err != nil {
-			return
-		}
-		got, err := os.Stat(r.path)
-		if err != nil || !os.SameFile(want, got) {
-			t.Fatalf("%q: the kernel finds %v, the resolver says %q (%v)", p, want.Name(), r.path, err)
-		}
-		if !r.exists {
-			t.Fatalf("%q: exists for the kernel, not for the resolver", p)
-		}
-	})
 }
 
 // FuzzExpandGlob expands arbitrary words over the link fixture: never a

@@ -12,6 +12,8 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/pathres"
 )
 
 // A glob in a command is judged by bash's own rules, not by a look-alike:
@@ -126,7 +128,7 @@ func (a *analyzer) expandGlobOnDisk(w word) (fields []string, ok bool) {
 	}
 	if first, isLit := w.node.Parts[0].(*syntax.Lit); isLit && strings.HasPrefix(first.Value, "~") {
 		if home == "" || first.Value != "~" && !strings.HasPrefix(first.Value, "~/") {
-			return nil, false // ~user, ~+, ~-: see normalizePath
+			return nil, false // ~user, ~+, ~-: see pathres.Normalize
 		}
 	}
 	if a.cwd == "" && !a.globAbsolute(w) {
@@ -144,7 +146,7 @@ func (a *analyzer) expandGlobOnDisk(w word) (fields []string, ok bool) {
 		ReadDir2: func(dir string) ([]fs.DirEntry, error) {
 			if d.entries >= maxWalkEntries {
 				failed = true
-				return nil, lookupBudget{}
+				return nil, pathres.ErrBudget
 			}
 			ents, err := d.readDir(dir)
 			d.entries += len(ents)
@@ -269,7 +271,7 @@ func (a *analyzer) globRegexp(w word, c string) (*regexp.Regexp, bool) {
 		}
 	case strings.HasPrefix(pat, "~"):
 		user, rest, _ := strings.Cut(pat[1:], "/")
-		pat = otherHome + user + "/" + rest
+		pat = pathres.OtherHome + user + "/" + rest
 	case !strings.HasPrefix(pat, "/"):
 		if a.cwd == "" {
 			anywhere = true
@@ -357,7 +359,7 @@ func (a *analyzer) homeSpellings(p string) []string {
 	if !inHome {
 		return []string{p}
 	}
-	out := []string{"/root" + rest, "/home/user" + rest, "/Users/user" + rest, otherHome + "user" + rest}
+	out := []string{"/root" + rest, "/home/user" + rest, "/Users/user" + rest, pathres.OtherHome + "user" + rest}
 	if a.home != "" {
 		out = append(out, a.home+rest)
 	}

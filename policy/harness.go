@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // This file holds the harness shapes that are not a payload in plumbing:
@@ -156,11 +158,11 @@ func (t Trust) claudeWithEnvScript(src string, f *syntax.File) (Envelope, bool) 
 	if int(last.Pos().Offset()) != colon {
 		return Envelope{}, false
 	}
-	if _, err := parseProgram(script, t.dialect.lang()); err != nil {
+	if _, err := shparse.Parse(script, t.dialect.lang()); err != nil {
 		return Envelope{}, false
 	}
 	rest := src[:i] + src[i+len(marker):]
-	g, err := parseProgram(rest, t.dialect.lang())
+	g, err := shparse.Parse(rest, t.dialect.lang())
 	if err != nil || len(g.Stmts) != 1 {
 		return Envelope{}, false
 	}

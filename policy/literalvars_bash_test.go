@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // The values literalVars claims are checked against the real bash: each
@@ -71,7 +73,7 @@ func probedProgram(f *syntax.File, lv literalVars) (string, map[int]string) {
 // checkLiteralVarsInBash runs program in a restricted bash with no PATH
 // (builtins only) and checks every probe that ran.
 func checkLiteralVarsInBash(t *testing.T, bash, program string) {
-	f, err := parseProgram(program, syntax.LangBash)
+	f, err := shparse.Parse(program, syntax.LangBash)
 	if err != nil {
 		return
 	}
@@ -187,7 +189,7 @@ func TestLiteralVarsInBash(t *testing.T) {
 	}
 	claimed := 0
 	for _, p := range literalVarsPrograms {
-		if f, err := parseProgram(p, syntax.LangBash); err == nil && len(findLiteralVars(f)) > 0 {
+		if f, err := shparse.Parse(p, syntax.LangBash); err == nil && len(findLiteralVars(f)) > 0 {
 			claimed++
 		}
 		checkLiteralVarsInBash(t, bash, p)

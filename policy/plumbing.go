@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // This file recognises Claude Code's shell-snapshot writer by what it
@@ -52,7 +54,7 @@ func (t Trust) claudeSnapshotByEffect(program string) bool {
 // snapshotWriterProblem is why program is not Claude Code's snapshot
 // writer, or "" when it is.
 func (t Trust) snapshotWriterProblem(program string) string {
-	f, err := parseProgram(program, t.dialect.lang())
+	f, err := shparse.Parse(program, t.dialect.lang())
 	if err != nil {
 		return "does not parse: " + err.Error()
 	}
@@ -73,7 +75,7 @@ func (t Trust) snapshotWriterProblem(program string) string {
 	// The rest is judged on its own: the assignment has no redirection,
 	// so nothing of it reaches past its line.
 	rest := program[end:]
-	g, err := parseProgram(rest, t.dialect.lang())
+	g, err := shparse.Parse(rest, t.dialect.lang())
 	if err != nil {
 		return "does not parse: " + err.Error()
 	}
@@ -804,7 +806,7 @@ func (t Trust) sourcesRCFile(argv []string) bool {
 // which every later command of the session sources: "" when it does only
 // what snapshotCode allows.
 func (t Trust) snapshotCodeProblem(code, cwd string) string {
-	f, err := parseProgram(code, t.dialect.lang())
+	f, err := shparse.Parse(code, t.dialect.lang())
 	if err != nil {
 		return "the code it writes does not parse: " + err.Error()
 	}

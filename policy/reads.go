@@ -97,19 +97,19 @@ func globDir(pat string) string {
 func (a *analyzer) readProblem(p string) string {
 	r := a.lookup(p)
 	switch {
-	case r.path == "":
+	case r.Path == "":
 		if a.cwd == "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
 			return "" // the credential check says so (in a directory execgate cannot follow)
 		}
-		return fmt.Sprintf("reads %s, which execgate cannot resolve: %s (unknown)", p, r.why)
-	case r.dangling:
-		return fmt.Sprintf("reads %s, a link to %s, which does not exist (unknown)", p, a.homeForm(r.path))
-	case a.pathIn("harmless", r.path):
+		return fmt.Sprintf("reads %s, which execgate cannot resolve: %s (unknown)", p, r.Why)
+	case r.Dangling:
+		return fmt.Sprintf("reads %s, a link to %s, which does not exist (unknown)", p, a.homeForm(r.Path))
+	case a.pathIn("harmless", r.Path):
 		return ""
 	}
 	shown := p
-	if r.viaLink {
-		shown = fmt.Sprintf("%s (a link to %s)", p, a.homeForm(r.path))
+	if r.ViaLink {
+		shown = fmt.Sprintf("%s (a link to %s)", p, a.homeForm(r.Path))
 	}
 	if why := a.privatePlace(r); why != "" {
 		return fmt.Sprintf("reads %s, %s, which may hold secrets", shown, why)
@@ -120,24 +120,24 @@ func (a *analyzer) readProblem(p string) string {
 // privatePlace says what makes the resolved path r a place whose files
 // may hold secrets nobody listed, "" for none.
 func (a *analyzer) privatePlace(r resolved) string {
-	if a.insideWorkspace(r.path) {
+	if a.insideWorkspace(r.Path) {
 		return ""
 	}
-	hf := a.homeForm(r.path)
+	hf := a.homeForm(r.Path)
 	if strings.HasPrefix(hf, "~/") && !a.pathIn("public-home", hf) {
 		return "a file in a home directory outside the workspace"
 	}
-	if entry, ok := otherProcessEntry(r.path); ok && !publicProcEntries.has(entry) {
+	if entry, ok := otherProcessEntry(r.Path); ok && !publicProcEntries.has(entry) {
 		return "a process's " + entry
 	}
-	if r.exists && r.uid >= 0 && r.uid != os.Geteuid() {
+	if r.Exists && r.UID >= 0 && r.UID != os.Geteuid() {
 		// Another user's file is theirs wherever it lies, /tmp included.
 		// Root's files are the system's, but for those root keeps from
 		// everyone else (0600: /etc/master.passwd, private keys).
 		switch {
-		case r.uid != 0:
-			return fmt.Sprintf("a file of another user (uid %d)", r.uid)
-		case r.mode.Perm()&0o004 == 0:
+		case r.UID != 0:
+			return fmt.Sprintf("a file of another user (uid %d)", r.UID)
+		case r.Mode.Perm()&0o004 == 0:
 			return "a file only root and its group may read"
 		}
 	}
@@ -191,10 +191,10 @@ func (a *analyzer) jqProgramFile(v argView, i int) string {
 		return fmt.Sprintf("reads its program from its input (%s), which may read the environment", f.text)
 	}
 	r := a.lookup(f.text)
-	if r.path == "" || !r.exists || !r.mode.IsRegular() {
+	if r.Path == "" || !r.Exists || !r.Mode.IsRegular() {
 		return fmt.Sprintf("reads its program from %s, which execgate cannot read", f.text)
 	}
-	text, err := readHead(r.path, maxProgramFile+1)
+	text, err := readHead(r.Path, maxProgramFile+1)
 	if err != nil || len(text) > maxProgramFile {
 		return fmt.Sprintf("reads its program from %s, which execgate cannot read", f.text)
 	}

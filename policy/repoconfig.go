@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/execgate/execgate/internal/gitconfig"
+	"github.com/execgate/execgate/policy/pathres"
 )
 
 // maxConfigDepth bounds how often a configured command that is itself a
@@ -142,7 +143,7 @@ func (a *analyzer) gitCall(words []word) gitCall {
 			if v == "" {
 				continue // git -C "" stays where it is
 			}
-			c.dir = normalizePath(v, pathContext{home: a.home, tildeHome: a.tildeHome, cwd: c.dir})
+			c.dir = pathres.Normalize(v, pathres.Context{Home: a.home, TildeHome: a.tildeHome, Cwd: c.dir})
 			if c.dir == "" {
 				c.problem = fmt.Sprintf("-C %s names a directory execgate cannot follow", v)
 				return c
@@ -169,7 +170,7 @@ func (a *analyzer) gitCall(words []word) gitCall {
 			c.params = append(c.params, gitconfig.Param{Name: n, Value: val})
 		case "--git-dir", "--work-tree":
 			v, ok := value(&i, opt)
-			p := normalizePath(v, pathContext{home: a.home, tildeHome: a.tildeHome, cwd: c.dir})
+			p := pathres.Normalize(v, pathres.Context{Home: a.home, TildeHome: a.tildeHome, Cwd: c.dir})
 			if !ok || p == "" {
 				c.problem = fmt.Sprintf("%s %s names a directory execgate cannot follow", opt, v)
 				return c

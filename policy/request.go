@@ -9,6 +9,10 @@ import (
 	"github.com/execgate/execgate/pattern"
 )
 
+// MaxInput is the longest command, in bytes, that the analysis reads; a
+// longer one needs review unread.
+const MaxInput = maxInput
+
 // LookPath resolves a bare program name on PATH to an absolute path; it
 // returns "" when the program is not found.
 func LookPath(name string) string {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/policy/pathres"
 )
 
 // A repository ships links out of itself (relative links survive a
@@ -121,15 +123,15 @@ func TestSymlinkUnreadableDirectory(t *testing.T) {
 	w.mkdir(locked)
 	req := w.request("cat locked/file")
 	a := &analyzer{r: testEngine(t).rules, home: w.home, workspace: w.ws, cwd: w.ws, start: w.ws}
-	a.disk = &disk{lstat: func(p string) (os.FileInfo, error) {
+	a.disk = &disk{Disk: pathres.Disk{Lstat: func(p string) (os.FileInfo, error) {
 		if strings.HasPrefix(p, locked+"/") {
 			return nil, &os.PathError{Op: "lstat", Path: p, Err: os.ErrPermission}
 		}
 		return os.Lstat(p)
-	}, readDir: os.ReadDir}
+	}}, readDir: os.ReadDir}
 	r := a.lookup("locked/file")
-	require.Empty(t, r.path)
-	require.Contains(t, r.why, "cannot be read")
+	require.Empty(t, r.Path)
+	require.Contains(t, r.Why, "cannot be read")
 	_ = req
 }
 

@@ -72,7 +72,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"programVars": programVars, "inertPrograms": inertPrograms, "numericParams": numericParams,
 		"testArithOps": testArithOps, "tempDirVars": tempDirVars, "kubeNameOutputs": kubeNameOutputs,
 		"stdinNames": stdinNames, "publicParams": publicParams, "harmlessSetOption": harmlessSetOption,
-		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes, "prescanWords": prescanWords,
+		"harmlessEnv": harmlessEnv, "knownNodes": knownNodes,
 		"zshSpecialParams": zshSpecialParams, "zshHookFunctions": zshHookFunctions, "zshSetOptions": zshSetOptions,
 		"unsupportedNodes": unsupportedNodes, "effects": effects, "stateListers": stateListers,
 		// paths (issue 22)

@@ -160,21 +160,21 @@ func (a *analyzer) walkLinks(root string) walkResult {
 			p := dir + "/" + e.Name()
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
-				r := d.physical(p, "")
+				r := d.Resolve(p, "")
 				switch {
-				case r.path == "":
-					res.unknown = fmt.Sprintf("the link %s leads where execgate cannot follow: %s", p, r.why)
-				case r.dangling || !r.exists:
+				case r.Path == "":
+					res.unknown = fmt.Sprintf("the link %s leads where execgate cannot follow: %s", p, r.Why)
+				case r.Dangling || !r.Exists:
 					// A link to nothing: the program reads nothing there.
-				case !a.insideWorkspace(r.path) && !a.scratch(r.path):
-					res.targets = append(res.targets, linkTarget{p, r.path})
-					if r.mode.IsDir() && !visited[r.path] {
-						visited[r.path] = true
-						stack = append(stack, r.path)
+				case !a.insideWorkspace(r.Path) && !a.scratch(r.Path):
+					res.targets = append(res.targets, linkTarget{p, r.Path})
+					if r.Mode.IsDir() && !visited[r.Path] {
+						visited[r.Path] = true
+						stack = append(stack, r.Path)
 					}
-				case r.mode.IsDir() && !visited[r.path]:
-					visited[r.path] = true
-					stack = append(stack, r.path)
+				case r.Mode.IsDir() && !visited[r.Path]:
+					visited[r.Path] = true
+					stack = append(stack, r.Path)
 				}
 			case e.IsDir():
 				if !visited[p] {
@@ -218,8 +218,8 @@ func (a *analyzer) linkReach(seg *Segment, name string, args []word) {
 		}
 		for _, p := range paths {
 			r := a.lookup(p)
-			operand = operand || r.exists
-			if r.path != "" && r.exists && r.mode.IsDir() {
+			operand = operand || r.Exists
+			if r.Path != "" && r.Exists && r.Mode.IsDir() {
 				dirs = append(dirs, p)
 			}
 		}
@@ -234,7 +234,7 @@ func (a *analyzer) linkReach(seg *Segment, name string, args []word) {
 	}
 	for _, p := range dirs {
 		r := a.lookup(p)
-		res := a.walkLinks(r.path)
+		res := a.walkLinks(r.Path)
 		if res.unknown != "" {
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s follows the links under %s, and %s: what it reaches is not known", name, p, res.unknown), Rule: "follows-links"})
 		}

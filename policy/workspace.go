@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/execgate/execgate/policy/pathres"
 )
 
 // The workspace is the project a command is run for: writes inside it are
@@ -27,7 +29,7 @@ func (a *analyzer) usableWorkspace(ws string) string {
 // notAWorkspace reports whether the directory p can hold no project.
 func (a *analyzer) notAWorkspace(p string) bool {
 	p = path.Clean(p)
-	if p == "/" || homeForm(p, a.home) == "~" {
+	if p == "/" || pathres.HomeForm(p, a.home) == "~" {
 		return true // /, the user's home, /root, /home/NAME, /Users/NAME
 	}
 	if a.aboveHome(p, a.home) || a.homeReal != nil && a.aboveHome(p, *a.homeReal) {
@@ -77,7 +79,7 @@ func (a *analyzer) repositoryAbove(abs string) string {
 		if d == "/" || !a.pathIn("temporary", d+"/x") || tempRoot(d) {
 			return ""
 		}
-		if e := a.fs().look(d + "/.git"); e.err == nil {
+		if e := a.fs().Look(d + "/.git"); e.Err == nil {
 			return d
 		}
 		d = path.Dir(d)

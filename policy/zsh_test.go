@@ -12,6 +12,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/internal/vectors"
 	"github.com/execgate/execgate/pattern"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // loadZshCorpus reads testdata/corpus/zsh/zsh_*.tsv: commands as zsh reads
@@ -82,7 +83,7 @@ func TestZshTooDeep(t *testing.T) {
 // not have: it is written apart from zsh.go, from the syntax package's
 // documentation of the fields that only LangZsh sets, as the fuzz oracle.
 func zshOnly(src string) bool {
-	if CheckNesting(src) != nil {
+	if shparse.CheckNesting(src) != nil {
 		return false
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangZsh)).Parse(strings.NewReader(src), "")

@@ -16,6 +16,7 @@ import (
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/interp"
 	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // The interp engine (shell.engine "interp") runs the program in
@@ -39,7 +40,7 @@ func (s *session) engineUnsupported() []string {
 	if s.posix() {
 		out = append(out, "POSIX mode (sh, --posix)")
 	}
-	if err := policy.CheckNesting(s.program); err != nil {
+	if err := shparse.CheckNesting(s.program); err != nil {
 		return append(out, err.Error())
 	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(s.program), "")

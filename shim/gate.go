@@ -14,6 +14,7 @@ import (
 	"github.com/execgate/execgate/internal/display"
 	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // GateOptions describe one command line typed into a gated interactive
@@ -380,7 +381,7 @@ func disarms(line string, env gateEnv) string {
 }
 
 func disarmsDepth(line string, env gateEnv, depth int) string {
-	if err := policy.CheckNesting(line); err != nil {
+	if err := shparse.CheckNesting(line); err != nil {
 		// Nothing can be read in it, the gate's own commands included.
 		return "it is " + err.Error()
 	}
@@ -622,7 +623,7 @@ var promptVars = []string{"PS0", "PS1", "PS2"}
 // sets with a literal value: they run at every prompt, so they are judged
 // with the line that sets them.
 func promptCode(line string) []string {
-	if policy.CheckNesting(line) != nil {
+	if shparse.CheckNesting(line) != nil {
 		return nil // disarms refuses it
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
@@ -638,7 +639,7 @@ func promptCode(line string) []string {
 		if !v.static {
 			return
 		}
-		err := policy.CheckNesting(v.text)
+		err := shparse.CheckNesting(v.text)
 		if err == nil && (strings.ContainsAny(v.text, "\r\x00") || strings.Contains(v.text, "\\\n")) {
 			// Bytes and continuations the parser reads otherwise than
 			// bash (see policy's parseProgram): not read, judged whole.
@@ -701,7 +702,7 @@ var headerEnds = []struct{ prefix, end string }{
 // completeHeader returns a $BASH_COMMAND text that parses: as it is, or
 // completed when it is a compound command's header.
 func completeHeader(text string) string {
-	if policy.CheckNesting(text) != nil {
+	if shparse.CheckNesting(text) != nil {
 		return text // judged as it is: too deep to read
 	}
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
@@ -752,7 +753,7 @@ func expandAliases(line string, aliases map[string]string) string {
 
 // expandRound expands every command word that is an alias once.
 func expandRound(line string, aliases map[string]string, regions []aliasRegion) (string, []aliasRegion, bool) {
-	if policy.CheckNesting(line) != nil {
+	if shparse.CheckNesting(line) != nil {
 		return line, regions, false // judged as it is: too deep to read
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")

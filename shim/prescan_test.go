@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/execgate/execgate/policy"
+	"github.com/execgate/execgate/policy/shparse"
 )
 
 // tooDeep overflows the parser's stack if parsed: 150 000 nested
@@ -16,14 +16,14 @@ var tooDeep = "echo $((" + strings.Repeat("(", 150_000) + "1" + strings.Repeat("
 
 // escapedDeep is shallow as written but decodes ($'…') to text too deep to
 // parse.
-var escapedDeep = "$'" + strings.Repeat(`\x28`, policy.MaxNesting/4) + "'"
+var escapedDeep = "$'" + strings.Repeat(`\x28`, shparse.MaxNesting/4) + "'"
 
 // TestGateTooDeep: every parse of the interactive gate goes through the
 // pre-scan; a line too deep to read is refused as one that might disarm
 // the gate, never parsed.
 func TestGateTooDeep(t *testing.T) {
-	require.ErrorIs(t, policy.CheckNesting(tooDeep), policy.ErrTooDeep)
-	require.NoError(t, policy.CheckNesting(escapedDeep))
+	require.ErrorIs(t, shparse.CheckNesting(tooDeep), shparse.ErrTooDeep)
+	require.NoError(t, shparse.CheckNesting(escapedDeep))
 
 	assert.Contains(t, disarms(tooDeep, noShim), "too deeply nested to check")
 	assert.Contains(t, disarms("eval "+escapedDeep, noShim), "too deeply nested to check", "eval code is read too")

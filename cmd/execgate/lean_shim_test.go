@@ -149,7 +149,7 @@ func TestShimPackagesHaveNoInit(t *testing.T) {
 		}
 	}
 	require.True(t, syms["main.main"], "no symbols read from execgate-shell")
-	for _, pkg := range []string{"policy", "shim", "interp", "prompt", "config", "internal/self", "internal/redact", "internal/gitconfig"} {
+	for _, pkg := range []string{"policy", "policy/shparse", "policy/pathres", "shim", "interp", "prompt", "config", "internal/self", "internal/redact", "internal/gitconfig"} {
 		name := "github.com/execgate/execgate/" + pkg + ".init"
 		assert.False(t, syms[name], "%s: %s has initialisation code", pkg, name)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package policy
+package pathres
 
 import (
 	"io/fs"

@@ -1,13 +1,9 @@
-package policy
+package shparse
 
 import (
 	"errors"
 	"fmt"
 )
-
-// MaxInput is the longest command, in bytes, that the analysis reads; a
-// longer one needs review unread.
-const MaxInput = maxInput
 
 // The parser (mvdan.cc/sh/v3/syntax) recurses once or more per nesting
 // level, and so do the walks over the tree it builds: 150 000 nested
@@ -56,8 +52,8 @@ const (
 	MaxNesting = 64 << 10
 )
 
-// ErrTooDeep is the error CheckNesting (and so Engine.Analyze, for the
-// parse it refuses) wraps for a text too deeply nested to check.
+// ErrTooDeep is the error CheckNesting (and so Parse) wraps for a text too
+// deeply nested to check.
 var ErrTooDeep = errors.New("too deeply nested to check")
 
 // CheckNesting returns an error wrapping ErrTooDeep when src might nest
@@ -98,7 +94,7 @@ func nestingEstimate(src string, limit int) int {
 				n++
 			}
 			i-- // the loop's i++ moves to the byte after the word
-			if n <= len(buf) && prescanWords.has(string(buf[:n])) {
+			if n <= len(buf) && opensLevel(string(buf[:n])) {
 				est += prescanNest
 			}
 		}
@@ -121,22 +117,14 @@ var prescanWeight = [256]uint8{
 	';': 1, '\n': 1,
 }
 
-// prescanWords are the reserved words that open or continue a compound
-// command in any of the languages parsed.
-var prescanWords = nameSet{
-	"case",
-	"coproc",
-	"do",
-	"elif",
-	"else",
-	"for",
-	"foreach",
-	"function",
-	"if",
-	"repeat",
-	"select",
-	"then",
-	"time",
-	"until",
-	"while",
+// opensLevel reports whether word is a reserved word that opens or
+// continues a compound command in any of the languages parsed. A switch,
+// not a map: a map literal is built at start-up of every shim process.
+func opensLevel(word string) bool {
+	switch word {
+	case "case", "coproc", "do", "elif", "else", "for", "foreach", "function",
+		"if", "repeat", "select", "then", "time", "until", "while":
+		return true
+	}
+	return false
 }

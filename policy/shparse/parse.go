@@ -1,4 +1,19 @@
-package policy
+// Package shparse parses shell text as the shell that runs it reads it, or
+// refuses to.
+//
+// mvdan.cc/sh/v3/syntax is the parser; this package stands between it and
+// a text the process was given, for the two ways a parse can betray the
+// analysis built on it. A text nested deeply enough overflows the stack of
+// the parser and of every walk over its tree, which recover cannot catch:
+// CheckNesting bounds the depth in one linear pass first. And a text the
+// parser reads otherwise than bash (or zsh) makes the analysis judge one
+// program while the shell runs another: Parse refuses the known classes of
+// such texts with an error wrapping ErrReadsOtherwise, and AsBash recovers
+// what bash runs where that is known, to be judged as well.
+//
+// The package only parses; judging the tree is package policy's, running it
+// package interp's.
+package shparse
 
 import (
 	"errors"
@@ -13,7 +28,7 @@ import (
 // A parse that differs from the shell's is a bypass: the analysis would
 // judge one program while bash runs another. mvdan.cc/sh (v3.14.1) reads
 // some texts otherwise than bash, found by the parser differential
-// (bashdiff_test.go), which runs the real bash with recorders:
+// (policy/bashdiff_test.go), which runs the real bash with recorders:
 //
 //   - a comment ending in a backslash: `ls # \` + newline + `rm -rf ~` is
 //     one command `ls rm -rf ~` to the parser, whose reader takes the
@@ -38,18 +53,18 @@ import (
 //     expand what they enclose, so `echo "${x:-'$(cmd)'}"` runs cmd; the
 //     parser reads a quoted literal.
 //
-// parse refuses each class as a whole: the program is then not understood
+// Parse refuses each class as a whole: the program is then not understood
 // (needs review, opaque), which a person may still approve, and bash runs
 // it as written.
 
-// errReadsOtherwise is wrapped by the error parse returns where bash would
+// ErrReadsOtherwise is wrapped by the error Parse returns where bash would
 // read the text otherwise than the parser.
-var errReadsOtherwise = errors.New("bash reads this text otherwise than execgate's parser")
+var ErrReadsOtherwise = errors.New("bash reads this text otherwise than execgate's parser")
 
-// parseProgram parses src in lang, refusing a text too deeply nested to
-// parse safely (CheckNesting) and one that bash would read otherwise than
-// the parser (see above).
-func parseProgram(src string, lang syntax.LangVariant) (*syntax.File, error) {
+// Parse parses src in lang, keeping comments, refusing a text too deeply
+// nested to parse safely (CheckNesting) and one that bash would read
+// otherwise than the parser (see above).
+func Parse(src string, lang syntax.LangVariant) (*syntax.File, error) {
 	if err := CheckNesting(src); err != nil {
 		return nil, err // parsing it might overflow the stack
 	}
@@ -75,7 +90,7 @@ type divergenceError struct {
 }
 
 func (e *divergenceError) Error() string { return e.why }
-func (e *divergenceError) Unwrap() error { return errReadsOtherwise }
+func (e *divergenceError) Unwrap() error { return ErrReadsOtherwise }
 
 // readsOtherwise returns why the shell would read src otherwise than file,
 // the parser's tree of it, or "" when no known difference applies.
@@ -139,7 +154,7 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 		case *syntax.CallExpr:
 			// zsh runs {cmd} as a group, the parser reads a word.
 			if lang == syntax.LangZsh && len(n.Args) > 0 && strings.HasPrefix(n.Args[0].Lit(), "{") && len(n.Args[0].Lit()) > 1 {
-				why = "zsh runs " + quoteWord(n.Args[0].Lit()) + " as a group of commands, the parser reads a word"
+				why = "zsh runs " + quote(n.Args[0].Lit()) + " as a group of commands, the parser reads a word"
 			}
 		case *syntax.Word:
 			if hdocBody[n] {
@@ -172,6 +187,15 @@ func readsOtherwise(src string, file *syntax.File, lang syntax.LangVariant) stri
 		why = continuationsOtherwise(src, file, lang)
 	}
 	return why
+}
+
+// quote renders a word for a reason, shortened as package policy shortens
+// the words of its reasons.
+func quote(s string) string {
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return "`" + s + "`"
 }
 
 // quoting is how bash reads a quote character at some node of a program.
@@ -233,9 +257,9 @@ func commentsEnded(src string, file *syntax.File) string {
 	return sb.String()
 }
 
-// asBash returns the text bash reads where a parse error says bash reads
-// src otherwise than the parser and that text is known, else "".
-func asBash(err error) string {
+// AsBash returns the text bash reads where err, from Parse, says bash reads
+// the source otherwise than the parser and that text is known, else "".
+func AsBash(err error) string {
 	var de *divergenceError
 	if errors.As(err, &de) {
 		return de.asBash
@@ -277,12 +301,12 @@ func literalExpansion(v string, inQuotes bool, lang syntax.LangVariant) string {
 		}
 		switch {
 		case v[i] == '`', v[i] == '$' && (next == '(' || next == '{' || next == '['):
-			return "the parser keeps an expansion bash performs as plain text: " + quoteWord(v)
+			return "the parser keeps an expansion bash performs as plain text: " + quote(v)
 		case lang == syntax.LangZsh && v[i] == '$' && strings.IndexByte("=~^+", next) >= 0 && next != 0:
 			// $=x, $~x, $^x, $+x: zsh's flags on a parameter.
-			return "the parser keeps a zsh expansion as plain text: " + quoteWord(v)
+			return "the parser keeps a zsh expansion as plain text: " + quote(v)
 		case !inQuotes && (v[i] == '<' || v[i] == '>') && next == '(':
-			return "the parser keeps a process substitution bash performs as plain text: " + quoteWord(v)
+			return "the parser keeps a process substitution bash performs as plain text: " + quote(v)
 		}
 	}
 	return ""
@@ -312,7 +336,7 @@ func heredocOtherwise(src string, r *syntax.Redirect) string {
 			l = strings.TrimLeft(l, "\t")
 		}
 		if l == delim {
-			return "a here-document ends, for bash, at a line the parser reads on past (" + quoteWord(delim) + ")"
+			return "a here-document ends, for bash, at a line the parser reads on past (" + quote(delim) + ")"
 		}
 	}
 	return ""

@@ -1,44 +1,56 @@
-package policy
+// Package pathres says where a path leads: as written, made absolute the
+// way bash spells it (~, ~user, ~+, a directory relative to the current
+// one, /proc/self/cwd), and on disk, as the kernel resolves it (every link
+// followed, a ".." after a link climbing from the link's target).
+//
+// Paths are judged by where they lead, never by how they are spelt, and
+// what cannot be known is "" — unknown, never safe. The package knows
+// nothing of which paths matter; package policy's path sets say that, in
+// the ~ form HomeForm writes.
+package pathres
 
 import (
 	"path"
 	"strings"
 )
 
-// pathContext is what normalizePath needs to know about where a program
-// runs: the user's home, what ~ means now (HOME may have been assigned),
-// and the current directory ("" when the program moved somewhere the
-// analysis cannot follow).
-type pathContext struct {
-	home      string
-	tildeHome *string
-	cwd       string
+// Context is what Normalize needs to know about where a program runs.
+type Context struct {
+	// Home is the user's home.
+	Home string
+	// TildeHome is what ~ means now, when HOME was assigned (nil when it
+	// was not).
+	TildeHome *string
+	// Cwd is the current directory, "" when the program moved somewhere
+	// the analysis cannot follow.
+	Cwd string
 }
 
-// normalizePath turns a path as written into an absolute, lexically clean
+// Normalize turns a path as written into an absolute, lexically clean
 // path, the spelling the path sets are matched against. It resolves ~,
 // ~+, another user's ~user (as that user's home, which the path sets treat
-// like a home: see otherHome), /proc/self/root and /proc/self/cwd, and
+// like a home: see OtherHome), /proc/self/root and /proc/self/cwd, and
 // relative paths against the current directory. It returns "" when the
 // path cannot be known: relative to an unknown directory, ~- (the previous
 // directory), or another process's current directory.
-func normalizePath(p string, c pathContext) string {
-	raw := joinPath(p, c)
+func Normalize(p string, c Context) string {
+	raw := Join(p, c)
 	if raw == "" {
 		return ""
 	}
-	return resolveProc(raw, c.cwd)
+	return resolveProc(raw, c.Cwd)
 }
 
-// joinPath is p made absolute as normalizePath makes it, before cleaning:
-// on disk, a ".." after a link climbs from the link's target.
-func joinPath(p string, c pathContext) string {
+// Join is p made absolute as Normalize makes it, before cleaning: on
+// disk, a ".." after a link climbs from the link's target (see
+// Disk.Resolve). It returns "" when the path cannot be known.
+func Join(p string, c Context) string {
 	if p == "" {
 		return ""
 	}
-	home := c.home
-	if c.tildeHome != nil {
-		home = *c.tildeHome
+	home := c.Home
+	if c.TildeHome != nil {
+		home = *c.TildeHome
 	}
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
@@ -47,10 +59,10 @@ func joinPath(p string, c pathContext) string {
 		}
 		p = home + p[1:]
 	case p == "~+" || strings.HasPrefix(p, "~+/"):
-		if c.cwd == "" {
+		if c.Cwd == "" {
 			return ""
 		}
-		p = c.cwd + p[2:]
+		p = c.Cwd + p[2:]
 	case p == "~-" || strings.HasPrefix(p, "~-/"):
 		return ""
 	case strings.HasPrefix(p, "~"):
@@ -58,13 +70,13 @@ func joinPath(p string, c pathContext) string {
 		if user == "root" {
 			p = "/root/" + rest
 		} else {
-			p = otherHome + user + "/" + rest
+			p = OtherHome + user + "/" + rest
 		}
 	case !strings.HasPrefix(p, "/"):
-		if c.cwd == "" {
+		if c.Cwd == "" {
 			return ""
 		}
-		p = c.cwd + "/" + p
+		p = c.Cwd + "/" + p
 	}
 	return p
 }
@@ -107,19 +119,19 @@ func resolveProc(p, cwd string) string {
 	return "/" + strings.Join(stack, "/")
 }
 
-// otherHome is where normalizePath puts ~user for a user other than root:
-// its home is unknown, and the path sets match it as a home.
-const otherHome = "/~"
+// OtherHome is where Normalize puts ~user for a user other than root: its
+// home is unknown, and HomeForm writes it as a home.
+const OtherHome = "/~"
 
-// homeForm writes an absolute path the way the path sets are written: ~ for
+// HomeForm writes an absolute path the way the path sets are written: ~ for
 // the user's home and for any other user's home (/root, /home/NAME,
 // /Users/NAME, ~user), because a start-up file or key in any home is as
 // sensitive as in one's own.
-func homeForm(p, home string) string {
+func HomeForm(p, home string) string {
 	if home != "" && home != "/" && (p == home || strings.HasPrefix(p, home+"/")) {
 		return "~" + strings.TrimPrefix(p, home)
 	}
-	for _, prefix := range []string{otherHome, "/home/", "/Users/"} {
+	for _, prefix := range []string{OtherHome, "/home/", "/Users/"} {
 		if rest, ok := strings.CutPrefix(p, prefix); ok {
 			_, sub, found := strings.Cut(rest, "/")
 			if !found {

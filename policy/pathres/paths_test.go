@@ -1,4 +1,4 @@
-package policy
+package pathres
 
 import (
 	"path"
@@ -8,17 +8,17 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestNormalizePath(t *testing.T) {
+func TestNormalize(t *testing.T) {
 	tilde := "/tmp/h"
-	ctx := pathContext{home: "/home/u", cwd: "/home/u/proj"}
+	ctx := Context{Home: "/home/u", Cwd: "/home/u/proj"}
 	for _, c := range []struct {
 		in, want string
-		ctx      pathContext
+		ctx      Context
 	}{
 		{"~/.bashrc", "/home/u/.bashrc", ctx},
 		{"~", "/home/u", ctx},
 		{"~root/.bashrc", "/root/.bashrc", ctx},
-		{"~bob/.ssh/id_rsa", otherHome + "bob/.ssh/id_rsa", ctx},
+		{"~bob/.ssh/id_rsa", OtherHome + "bob/.ssh/id_rsa", ctx},
 		{"~+/x", "/home/u/proj/x", ctx},
 		{"~-/x", "", ctx},
 		{"../.profile", "/home/u/.profile", ctx},
@@ -30,11 +30,11 @@ func TestNormalizePath(t *testing.T) {
 		{"/proc/1234/cwd/x", "", ctx},
 		{"/proc/./self/root/etc/x", "/etc/x", ctx},
 		{"/proc/self/root/../../etc", "/etc", ctx},
-		{"x", "", pathContext{home: "/home/u"}},
-		{"~/.bashrc", "/tmp/h/.bashrc", pathContext{home: "/home/u", tildeHome: &tilde, cwd: "/w"}},
-		{"~/.bashrc", "", pathContext{}},
+		{"x", "", Context{Home: "/home/u"}},
+		{"~/.bashrc", "/tmp/h/.bashrc", Context{Home: "/home/u", TildeHome: &tilde, Cwd: "/w"}},
+		{"~/.bashrc", "", Context{}},
 	} {
-		assert.Equal(t, c.want, normalizePath(c.in, c.ctx), "%q in %+v", c.in, c.ctx)
+		assert.Equal(t, c.want, Normalize(c.in, c.ctx), "%q in %+v", c.in, c.ctx)
 	}
 }
 
@@ -44,20 +44,20 @@ func TestHomeForm(t *testing.T) {
 		"/home/bob/.ssh/id_rsa":   "~/.ssh/id_rsa",
 		"/root/.profile":          "~/.profile",
 		"/Users/alice/.zshrc":     "~/.zshrc",
-		otherHome + "bob/.bashrc": "~/.bashrc",
+		OtherHome + "bob/.bashrc": "~/.bashrc",
 		"/etc/passwd":             "/etc/passwd",
 		"/home/u":                 "~",
 		"/homework/x":             "/homework/x",
 	} {
-		assert.Equal(t, want, homeForm(in, "/home/u"), in)
+		assert.Equal(t, want, HomeForm(in, "/home/u"), in)
 	}
 }
 
-// FuzzNormalizePath checks the promises the path lists rely on: the
+// FuzzNormalize checks the promises the path lists rely on: the
 // result is "" (unknown) or absolute and clean, normalising it again
 // changes nothing, a path without /proc links is only cleaned, and a
 // relative path with no known directory is unknown.
-func FuzzNormalizePath(f *testing.F) {
+func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{"~/.bashrc", "~root/x", "~+/a", "~-", "../x", "/proc/self/cwd/../x", "/proc/1/root/etc", "a//b/../c", "/", "", "~/../../etc"} {
 		f.Add(s, "/home/u", "/home/u/proj")
 	}
@@ -65,36 +65,22 @@ func FuzzNormalizePath(f *testing.F) {
 		if home != "" && !strings.HasPrefix(home, "/") || cwd != "" && !strings.HasPrefix(cwd, "/") {
 			return // the analyzer only ever has absolute homes and directories
 		}
-		ctx := pathContext{home: home, cwd: cwd}
-		got := normalizePath(p, ctx)
+		ctx := Context{Home: home, Cwd: cwd}
+		got := Normalize(p, ctx)
 		if got == "" {
 			return
 		}
 		if !strings.HasPrefix(got, "/") || path.Clean(got) != got {
-			t.Fatalf("normalizePath(%q) = %q: not absolute and clean", p, got)
+			t.Fatalf("Normalize(%q) = %q: not absolute and clean", p, got)
 		}
-		if again := normalizePath(got, ctx); again != got {
-			t.Fatalf("normalizePath(%q) = %q, again %q", p, got, again)
+		if again := Normalize(got, ctx); again != got {
+			t.Fatalf("Normalize(%q) = %q, again %q", p, got, again)
 		}
 		if strings.HasPrefix(p, "/") && !strings.Contains(p, "/proc") && got != path.Clean(p) {
-			t.Fatalf("normalizePath(%q) = %q, want %q", p, got, path.Clean(p))
+			t.Fatalf("Normalize(%q) = %q, want %q", p, got, path.Clean(p))
 		}
 		if cwd == "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
 			t.Fatalf("relative %q with no directory resolved to %q", p, got)
-		}
-	})
-}
-
-// FuzzClusterLetters: any word, however short, splits without a panic, and
-// the letters are a prefix of what follows the dash.
-func FuzzClusterLetters(f *testing.F) {
-	for _, s := range []string{"", "-", "-x", "-so/f", "--long", "x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		l := clusterLetters(s)
-		if l != "" && !strings.HasPrefix(s[1:], l) {
-			t.Fatalf("clusterLetters(%q) = %q", s, l)
 		}
 	})
 }
