@@ -57,6 +57,13 @@ type Options struct {
 	// History reads recent decisions, newest first, for the history pane
 	// (h); nil: the pane says there is no audit log.
 	History func(context.Context) ([]Past, error)
+	// Checkpoints lists recent checkpoints of the user's workspaces,
+	// newest first, for the undo pane (u); nil: the pane has none.
+	Checkpoints func(context.Context) ([]Checkpoint, error)
+	// Undo undoes checkpoint seq of the workspace root, or with preview
+	// says what it would change, changing nothing (checkpoint.UndoIn): the
+	// lines to show, the summary last.
+	Undo func(ctx context.Context, root string, seq uint64, preview bool) ([]string, error)
 }
 
 // Timing of the screen.
@@ -176,6 +183,7 @@ type model struct {
 	filterAgent, filterRisk string
 	history                 []Past
 	historyErr              string
+	undo                    undoState
 }
 
 func newModel(o Options) *model {
@@ -233,6 +241,8 @@ func (m *model) update(msg any) []cmd {
 		return []cmd{m.waitCmd()}
 	case resolvedMsg:
 		m.resolved(msg)
+	case checkpointsMsg, undoMsg:
+		return m.undoUpdate(msg)
 	case historyMsg:
 		m.history, m.historyErr = msg.rows, ""
 		if msg.err != nil {
@@ -415,6 +425,8 @@ func (m *model) key(k keyMsg) []cmd {
 	case "h", "H":
 		m.mode = modeHistory
 		return []cmd{m.historyCmd()}
+	case "u", "U":
+		return m.openUndo()
 	}
 	decision, ok := keyDecision(k.key)
 	if k.key == "m" || k.key == "M" {

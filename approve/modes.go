@@ -32,6 +32,10 @@ const (
 	modeScope   // a on a request with a choice: which scope "always" saves
 	modeMessage // m: the message a deny carries
 	modeHistory // h: recent decisions
+	modeUndo    // u: recent checkpoints, to undo one
+	// modeUndoConfirm shows what undoing the selected checkpoint would
+	// change, and waits for y.
+	modeUndoConfirm
 )
 
 // historyRows bounds the history pane.
@@ -48,6 +52,8 @@ var helpLines = []string{
 	"  f         filter by agent (cycles through the agents pending)",
 	"  r         filter by risk (dangerous, needs-review, safe, all)",
 	"  h         history: recent decisions from the audit log",
+	"  u         undo: recent checkpoints of your workspaces; Enter shows",
+	"            what undoing one changes, y then does it (as execgate undo)",
 	"  ?         this help; any key closes it",
 	"  q         quit (pending requests stay pending)",
 	"",
@@ -155,6 +161,8 @@ func (m *model) paneKey(k keyMsg) (cmds []cmd, ok bool) {
 		return m.scopeKey(k), true
 	case modeMessage:
 		return m.messageKey(k), true
+	case modeUndo, modeUndoConfirm:
+		return m.undoKey(k), true
 	}
 	return nil, false
 }

@@ -45,7 +45,7 @@ var pastTenses = []struct{ decision, text string }{
 
 // keyHelps are the key line, longest first: the first that fits is shown.
 var keyHelps = []string{
-	"o/y allow once · a allow always · d/n deny · m deny with a message · ↑↓/jk move · f/r filter · h history · ? help · q quit",
+	"o/y allow once · a allow always · d/n deny · m deny with a message · ↑↓/jk move · f/r filter · h history · u undo · ? help · q quit",
 	"o once · a always · d deny · m message · f/r filter · h history · ? help",
 	"o once · a always · d deny · j/k move · ? help · q quit",
 	"o/a/d · j/k · ? · q",
@@ -62,6 +62,10 @@ func paneHelp(mode int) string {
 		return "type the message · Enter deny with it · Esc back"
 	case modeHistory:
 		return "f agent · r risk · any other key back · q quit"
+	case modeUndo:
+		return "↑↓/jk select · Enter what undo changes · any other key back · q quit"
+	case modeUndoConfirm:
+		return "y undo it · any other key back"
 	}
 	return ""
 }
@@ -138,6 +142,9 @@ func (m *model) header() []line {
 			title = append(title, span{" · as " + display.Escape(m.o.Name), ""})
 		}
 	}
+	if m.mode == modeUndo || m.mode == modeUndoConfirm {
+		title = append(title, span{" · undo", sgrBold})
+	}
 	if m.mode == modeHistory {
 		title = append(title, span{" · history", sgrBold})
 		if m.filterAgent != "" || m.filterRisk != "" {
@@ -171,6 +178,8 @@ func (m *model) body() []block {
 		return m.helpBody()
 	case modeHistory:
 		return m.historyBody()
+	case modeUndo, modeUndoConfirm:
+		return m.undoBody()
 	case modeScope:
 		return m.scopeBody()
 	}

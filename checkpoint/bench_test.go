@@ -101,3 +101,35 @@ func BenchmarkTakeFirst(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkTakeFirstCommitted is the first checkpoint of the same
+// repository once its files are committed: they are kept as the index's
+// blobs, and nothing is copied.
+func BenchmarkTakeFirstCommitted(b *testing.B) {
+	dir := benchRepo(b, 10_000)
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	var cpu time.Duration
+	for b.Loop() {
+		s, err := Open(b.TempDir(), dir, Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := cpuTime()
+		info, err := s.Take(ctx, "first", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - c
+		if info.Copied > 1<<20 {
+			b.Fatalf("copied %d bytes of a committed repository", info.Copied)
+		}
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}

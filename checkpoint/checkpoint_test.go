@@ -342,6 +342,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 func FuzzDecodeListing(f *testing.F) {
 	f.Add(encodeListing(&listing{Seq: 3, Entries: []Entry{{Path: "a", Kind: KindFile, Mode: 0o644, Size: 3}, {Path: "b", Kind: KindLink, Mode: 0o777, Link: "a"}}}))
 	f.Add([]byte(magic + "S"))
+	f.Add(encodeListing(&listing{Seq: 1, Entries: []Entry{{Path: "c", Kind: KindFile, Mode: 0o755, Size: 5, Blob: "0123456789abcdef0123456789abcdef01234567"}}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := decodeListing(data)
 		if err == nil {

@@ -74,6 +74,10 @@ type Entry struct {
 	Size    int64
 	Hash    [32]byte
 	Missing Missing
+	// Blob is the git blob id of a file whose content is not in the
+	// store but in the workspace's repository (see gitblob.go), "" for
+	// one the store holds.
+	Blob string
 	// Link is a symbolic link's target, as written.
 	Link string
 
@@ -160,7 +164,7 @@ const maxPath = 4096
 // body, and the SHA-256 of all that before it, so that a file cut short by
 // a crash or changed by hand is known as damaged instead of being read as
 // a state the workspace never had.
-const magic = "execgate-checkpoint-1\n"
+const magic = "execgate-checkpoint-2\n"
 
 // File kinds.
 const (
@@ -201,7 +205,10 @@ func decodeListing(data []byte) (*listing, error) {
 }
 
 func decodeListingBody(body []byte) (*listing, error) {
-	r := reader{b: body}
+	// The paths of a listing are cut from one copy of the body instead of
+	// being allocated one by one: a listing holds every path of the
+	// workspace, and is read before every checkpoint.
+	r := reader{b: body, s: string(body)}
 	l := &listing{Seq: r.uvarint()}
 	n := r.count(minEntryBytes)
 	l.Entries = make([]Entry, 0, n)
@@ -346,6 +353,7 @@ func putEntry(b *bytes.Buffer, e *Entry, stat bool) {
 		b.WriteByte(byte(e.Missing))
 		if e.Missing == Kept {
 			b.Write(e.Hash[:])
+			putString(b, e.Blob)
 		}
 	case KindLink:
 		putString(b, e.Link)
@@ -370,6 +378,7 @@ const minEntryBytes = 4
 // reader decodes a body, keeping the first error.
 type reader struct {
 	b   []byte
+	s   string // when set, the whole body, strings are cut from
 	err error
 }
 
@@ -438,7 +447,14 @@ func (r *reader) string(max int) string {
 		r.fail("string of %d bytes", n)
 		return ""
 	}
-	return string(r.bytes(n))
+	if r.s == "" {
+		return string(r.bytes(n))
+	}
+	off := len(r.s) - len(r.b)
+	if r.bytes(n) == nil && n > 0 {
+		return ""
+	}
+	return r.s[off : off+int(n)]
 }
 
 func (r *reader) path() string {
@@ -468,6 +484,10 @@ func (r *reader) entry(stat bool) Entry {
 		}
 		if e.Missing == Kept {
 			copy(e.Hash[:], r.bytes(sha256.Size))
+			e.Blob = r.string(64)
+			if r.err == nil && e.Blob != "" && !validOID(e.Blob) {
+				r.fail("%q: blob id %q", e.Path, e.Blob)
+			}
 		}
 	case KindLink:
 		e.Link = r.string(maxPath)

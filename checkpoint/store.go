@@ -2,11 +2,11 @@ package checkpoint
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,10 +85,9 @@ func Open(stateDir, dir string, limits Limits) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: %q or %q is not absolute", dir, stateDir)
 	}
 	root, git := Workspace(dir)
-	key := sha256.Sum256([]byte(root))
 	s := &Store{
 		Root: root, Git: git, limits: limits.orDefault(), Now: time.Now,
-		dir: filepath.Join(stateDir, "checkpoints", fmt.Sprintf("%x", key[:12])),
+		dir: filepath.Join(stateDir, "checkpoints", storeName(root)),
 	}
 	s.obj = objects{dir: filepath.Join(s.dir, "objects")}
 	return s, nil
@@ -173,6 +172,15 @@ func (s *Store) scan(ctx context.Context, command, event string) (*pending, erro
 	}
 	now := s.Now()
 	sc := &scanner{ctx: ctx, root: s.Root, git: s.Git, store: &s.obj, limits: s.limits, start: now.UnixNano()}
+	if prev == nil && s.Git {
+		// The first checkpoint: what the index already holds is not
+		// copied. Without git's answer, everything is (as before).
+		if blobs, err := indexBlobs(ctx, s.Root); err == nil {
+			sc.blobs = blobs
+		} else {
+			slog.Debug("checkpoint: index blobs", "root", s.Root, "err", err)
+		}
+	}
 	if prev != nil {
 		sc.prev = make(map[string]*Entry, len(prev.Entries))
 		for i := range prev.Entries {

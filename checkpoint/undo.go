@@ -28,6 +28,9 @@ type Report struct {
 	// Left are paths removal left in place: directories that hold files
 	// the checkpoint does not cover (ignored ones).
 	Left []string
+	// Preview is set for a report of what an undo would change (Store.Preview):
+	// nothing was changed, and Saved is 0.
+	Preview bool
 }
 
 // Changed is how many paths the undo changed.
@@ -58,6 +61,16 @@ var ErrNoCheckpoint = errors.New("no checkpoint to undo in this workspace")
 // other paths (a merge, counted in Report.Kept); when they touch the same
 // ones, Undo refuses with a *ConflictError and changes nothing.
 func (s *Store) Undo(ctx context.Context, seq uint64) (*Report, error) {
+	return s.undo(ctx, seq, false)
+}
+
+// Preview says what Undo(ctx, seq) would change now, or why it would
+// refuse, changing nothing: the confirmation an approver shows first.
+func (s *Store) Preview(ctx context.Context, seq uint64) (*Report, error) {
+	return s.undo(ctx, seq, true)
+}
+
+func (s *Store) undo(ctx context.Context, seq uint64, preview bool) (*Report, error) {
 	if err := s.mkdirs(); err != nil {
 		return nil, err
 	}
@@ -102,14 +115,32 @@ func (s *Store) Undo(ctx context.Context, seq uint64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.contentAvailable(ctx, seq, pl); err != nil {
+		return nil, err
+	}
 	if seq < head.Seq {
 		pl.report.Kept = s.laterPaths(seq, head, cur)
+	}
+	if preview {
+		pl.report.Preview = true
+		for _, c := range pl.changes {
+			switch {
+			case c.Before == nil:
+				pl.report.Removed = append(pl.report.Removed, c.Path)
+			case c.Before.Kind == KindOther:
+			case c.After == nil:
+				pl.report.Recreated = append(pl.report.Recreated, c.Path)
+			default:
+				pl.report.Restored = append(pl.report.Restored, c.Path)
+			}
+		}
+		return &pl.report, nil
 	}
 	if err := s.commit(p); err != nil {
 		return nil, err
 	}
 	pl.report.Saved = p.info.Seq
-	if err := s.apply(pl); err != nil {
+	if err := s.apply(ctx, pl); err != nil {
 		return &pl.report, fmt.Errorf("undo %d stopped part way (undo %d puts back the state before it): %w", seq, pl.report.Saved, err)
 	}
 	s.prune(p.info.Seq)
@@ -200,12 +231,14 @@ func plan(seq uint64, changes []Change, cur []Entry) (*undoPlan, error) {
 
 // apply makes the plan's changes through an os.Root: nothing is written
 // through a symbolic link, nor outside the workspace.
-func (s *Store) apply(pl *undoPlan) error {
+func (s *Store) apply(ctx context.Context, pl *undoPlan) error {
 	root, err := os.OpenRoot(s.Root)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
+	blobs := &blobReader{ctx: ctx, root: s.Root}
+	defer blobs.Close()
 	// Removals first, deepest first: what the command created, and what
 	// changed kind.
 	for _, c := range slices.Backward(pl.changes) {
@@ -240,7 +273,7 @@ func (s *Store) apply(pl *undoPlan) error {
 			}
 			dirs = append(dirs, b)
 		case KindFile:
-			if err := s.restoreFile(root, b); err != nil {
+			if err := s.restoreFile(root, blobs, b); err != nil {
 				return err
 			}
 		case KindLink:
@@ -281,12 +314,19 @@ func modeBits(m uint32) fs.FileMode {
 
 // restoreFile writes a file's kept content beside it and renames it into
 // place, so that the path holds the old or the new file, never half.
-func (s *Store) restoreFile(root *os.Root, e *Entry) error {
-	src, err := s.obj.open(e.Hash)
-	if err != nil {
+func (s *Store) restoreFile(root *os.Root, blobs *blobReader, e *Entry) error {
+	var src io.Reader
+	if f, err := s.obj.open(e.Hash); err == nil {
+		defer f.Close()
+		src = f
+	} else if e.Blob != "" && errors.Is(err, fs.ErrNotExist) {
+		if src, err = blobs.open(e.Blob); err != nil {
+			return fmt.Errorf("content of %s: %w", e.Path, err)
+		}
+	} else {
 		return fmt.Errorf("content of %s: %w", e.Path, err)
 	}
-	defer src.Close()
+	var err error
 	var f *os.File
 	var tmp string
 	for i := 0; ; i++ {
@@ -321,4 +361,42 @@ func (s *Store) restoreFile(root *os.Root, e *Entry) error {
 		return fmt.Errorf("restore %s: %w", e.Path, err)
 	}
 	return nil
+}
+
+// contentAvailable checks, before anything is changed, that every file the
+// undo would put back can be read: from the store, or for a file kept as
+// a git blob, from the repository (which git gc may have emptied of it).
+func (s *Store) contentAvailable(ctx context.Context, seq uint64, pl *undoPlan) error {
+	var paths, oids []string
+	for _, c := range pl.changes {
+		b := c.Before
+		if b == nil || b.Kind != KindFile || b.Blob == "" {
+			continue
+		}
+		if _, err := os.Lstat(s.obj.path(b.Hash)); err == nil {
+			continue
+		}
+		paths, oids = append(paths, c.Path), append(oids, b.Blob)
+	}
+	if len(oids) == 0 {
+		return nil
+	}
+	have, err := gitHas(ctx, s.Root, oids)
+	if err != nil {
+		return fmt.Errorf("cannot undo checkpoint %d: files kept as git objects cannot be read: %w", seq, err)
+	}
+	var gone []string
+	for i, oid := range oids {
+		if !have[oid] {
+			gone = append(gone, paths[i])
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	more := ""
+	if len(gone) > 5 {
+		gone, more = gone[:5], fmt.Sprintf(" and %d more", len(gone)-5)
+	}
+	return fmt.Errorf("cannot undo checkpoint %d, nothing was changed: %s%s cannot be restored: %w", seq, strings.Join(gone, ", "), more, ErrBlobGone)
 }

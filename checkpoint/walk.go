@@ -105,6 +105,9 @@ type scanner struct {
 	store  *objects
 	limits Limits
 	start  int64 // the scan's start, in Unix nanoseconds
+	// blobs are the index's blob ids by path, for a first checkpoint of
+	// a git workspace (gitblob.go); nil otherwise.
+	blobs map[string]string
 
 	// Directories are read in parallel, by at most cap(sem) goroutines
 	// besides the first; a directory finding no free one is read inline.
@@ -238,6 +241,8 @@ func (s *scanner) dir(rel string, rules *ignoreRules, node *dirNode) error {
 	// Each name is looked up in the open directory, not from the root:
 	// the kernel resolves one name instead of the whole path.
 	dirfd := int(f.Fd())
+	node.entries = make([]Entry, 0, len(names))
+	node.subs = make([]*dirNode, 0, len(names))
 	for _, name := range names {
 		p := name
 		if rel != "" {
@@ -287,7 +292,7 @@ func (s *scanner) dir(rel string, rules *ignoreRules, node *dirNode) error {
 		case syscall.S_IFREG:
 			e.Kind = KindFile
 			e.Size = st.Size
-			s.content(&e, filepath.Join(abs, name))
+			s.content(&e, abs, name)
 		default:
 			e.Kind = KindOther
 		}
@@ -318,11 +323,18 @@ func (s *scanner) descend(rel string, rules *ignoreRules, node *dirNode) error {
 
 // content fills in a file's hash, from the last listing when its stat is
 // unchanged (as git's index does), else by copying it into the store.
-func (s *scanner) content(e *Entry, abs string) {
+func (s *scanner) content(e *Entry, dir, name string) {
 	if p := s.prev[e.Path]; p != nil && p.Kind == KindFile && p.Missing == Kept && !p.Racy &&
 		p.Size == e.Size && p.Mtime == e.Mtime && p.Ctime == e.Ctime && p.Ino == e.Ino && p.Dev == e.Dev {
-		e.Hash = p.Hash
+		e.Hash, e.Blob = p.Hash, p.Blob
 		return
+	}
+	if oid := s.blobs[e.Path]; oid != "" && e.Size > 0 && e.Size <= s.limits.FileBytes {
+		sum, id, n, err := hashAsBlob(filepath.Join(dir, name), oid)
+		if err == nil && id == oid {
+			e.Hash, e.Size, e.Blob = sum, n, oid
+			return
+		}
 	}
 	// The budget is taken before the copy (a file that grows while
 	// copied is cut at FileBytes, and counted as read).
@@ -337,7 +349,7 @@ func (s *scanner) content(e *Entry, abs string) {
 	}
 	s.mu.Unlock()
 	if e.Missing == Kept {
-		hash, n, err := s.store.add(abs, s.limits.FileBytes)
+		hash, n, err := s.store.add(filepath.Join(dir, name), s.limits.FileBytes)
 		switch {
 		case errors.Is(err, errGrew):
 			e.Missing = TooLarge

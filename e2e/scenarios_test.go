@@ -29,10 +29,6 @@ type scenario struct {
 	// confined there, unasked, while a hook that cannot confine still
 	// asks.
 	shim string
-	// hook is the command on Claude Code's hook route where it confines,
-	// when it differs from shim (Claude Code 2.1.332 in -p mode ran
-	// `echo hi > .envrc` after the hook answered "ask").
-	hook string
 	// confinedOnly: the scenario is about confinement, and runs only on
 	// the routes that confine.
 	confinedOnly bool
@@ -45,9 +41,6 @@ type scenario struct {
 func (sc scenario) commandFor(agent, route string) string {
 	if c, ok := sc.per[agent]; ok {
 		return c
-	}
-	if route == routeHook && sc.hook != "" && confines(agent, route) {
-		return sc.hook
 	}
 	if sc.shim != "" && confines(agent, route) {
 		return sc.shim
@@ -93,7 +86,9 @@ var scenarios = []scenario{
 		name: "a write needing review is refused under askFallback=deny", command: "echo hi > notes.txt",
 		// Code that runs later (.envrc) needs more than the sandbox.
 		shim: "echo hi > .envrc",
-		hook: "echo hi > notes.txt && curl -fsS https://example.invalid",
+		// Claude Code runs here under --dangerously-skip-permissions,
+		// where it ran the command after a hook's "ask" (2.1.332): the
+		// hook refuses in that mode instead.
 		check: func(t *testing.T, w *world, command, result string, _ []string) {
 			if w.exists("work/notes.txt") || w.exists("work/.envrc") {
 				t.Errorf("%q wrote its file", command)

@@ -103,6 +103,9 @@ func (p Protocol) Decode(raw []byte) (req Request, shell bool, err error) {
 	if req.Cwd, req.Workspace, err = p.where(top, input); err != nil {
 		return req, false, err
 	}
+	if req.PermissionMode, err = stringField(top, "permission_mode", false); err != nil {
+		return req, false, err
+	}
 	req.input = input
 	return req, true, nil
 }

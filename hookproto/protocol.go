@@ -107,6 +107,10 @@ type Request struct {
 	// Workspace is the absolute directory of the agent's session (its
 	// project): Cwd when Cwd lies inside it, which is only stricter.
 	Workspace string
+	// PermissionMode is the agent's permission mode as its hook input
+	// names it (Claude Code: default, acceptEdits, plan, auto, dontAsk,
+	// bypassPermissions); "" when it names none.
+	PermissionMode string
 	// input is the tool's input as sent, for WithCommand.
 	input map[string]json.RawMessage
 }
@@ -151,8 +155,15 @@ type Protocol struct {
 	CanRewrite bool
 	// DeferAsk: when the policy wants a person and no approver is
 	// connected, answer Ask and let the agent's own prompt ask its user
-	// (instead of applying askFallback).
+	// (instead of applying askFallback) — only in the permission modes of
+	// PromptModes: in the others the agent answers an "ask" without its
+	// user (Claude Code 2.1.332 under --dangerously-skip-permissions ran
+	// the command), so askFallback applies as on every other route.
 	DeferAsk bool
+	// PromptModes are the permission modes in which the agent shows its
+	// user a hook's "ask"; a mode it does not name (a new one, or none)
+	// is not trusted to.
+	PromptModes []string
 
 	dirKeys []string // tool_input keys naming the directory the command runs in, relative to cwd
 	encode  func(Verdict) Answer
@@ -160,12 +171,20 @@ type Protocol struct {
 	input   func(command, cwd string) any
 }
 
+// Defers reports whether a request the policy wants a person for, with no
+// approver connected, is best answered "ask": the agent's own prompt then
+// reaches its user. Otherwise the policy's askFallback decides.
+func (p Protocol) Defers(req Request) bool {
+	return p.DeferAsk && slices.Contains(p.PromptModes, req.PermissionMode)
+}
+
 // All returns the protocol table, one row per agent, in a fresh slice.
 func All() []Protocol {
 	return []Protocol{
 		{Name: "claude", Via: "Claude Code", Agent: "claude-code", Event: "PreToolUse", Matcher: "Bash",
 			Tools: []string{"Bash"}, Timeout: 600 * time.Second, DeferAsk: true, CanRewrite: true,
-			encode: preToolUse(true), parse: parsePreToolUse(false), input: claudeInput},
+			PromptModes: []string{"default", "acceptEdits", "plan"},
+			encode:      preToolUse(true), parse: parsePreToolUse(false), input: claudeInput},
 		// Codex reports its shell tools as Bash; the internal names are
 		// judged too, should a version send them, rather than let through.
 		// Its exec_command and shell_command tools take a workdir that the

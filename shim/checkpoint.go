@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/execgate/execgate/checkpoint"
@@ -11,6 +14,9 @@ import (
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/policy"
 )
+
+// checkpointHeap is the soft heap limit while a checkpoint is taken.
+const checkpointHeap = 256 << 20
 
 // checkpointWait bounds how long a command waits for another execgate
 // checkpointing the same workspace.
@@ -23,22 +29,11 @@ const checkpointWait = 10 * time.Second
 // told that it could not be undone (fail closed). It returns true with an
 // exit status when the command must not run.
 func (s *session) checkpointFirst(ctx context.Context, req policy.Request, res policy.Result, configPath string) (int, bool) {
-	if !res.MayWrite() {
-		return 0, false
-	}
-	if root, _ := checkpoint.Workspace(req.Cwd); req.Cwd != "" && s.engine.NotAWorkspace(req, root) {
-		// /, a home, /tmp: no workspace, so nothing there is granted as
-		// one (writes ask on their own), and copying all of it would
-		// copy the home's secrets into the state directory.
-		return 0, false
-	}
-	err := s.takeCheckpoint(ctx, req.Cwd)
+	err := s.checkpointIfWrites(ctx, req, res)
 	if err == nil {
 		return 0, false
 	}
-	s.warnf("checkpoint: %v", err)
-	res.Decision = policy.AskHuman
-	res.Reasons = append([]string{fmt.Sprintf("no checkpoint could be taken, so execgate undo could not take it back (%v)", err)}, res.Reasons...)
+	res = withoutCheckpoint(res, err)
 	v := s.decide(ctx, s.ev.ID, req, res, configPath)
 	if v.allow {
 		v.stamp(&s.ev)
@@ -50,6 +45,61 @@ func (s *session) checkpointFirst(ctx context.Context, req policy.Request, res p
 	s.record(ev)
 	fmt.Fprintln(s.o.Stderr, v.message)
 	return ExitDenied, true
+}
+
+// checkpointIfWrites takes a checkpoint of req's workspace when the
+// command may write in it; a read-only command, or one outside any
+// workspace, pays nothing.
+func (s *session) checkpointIfWrites(ctx context.Context, req policy.Request, res policy.Result) error {
+	if !res.MayWrite() {
+		return nil
+	}
+	root, _ := checkpoint.Workspace(req.Cwd)
+	if req.Cwd != "" && s.engine.NotAWorkspace(req, root) {
+		// /, a home, /tmp: no workspace, so nothing there is granted as
+		// one (writes ask on their own), and copying all of it would
+		// copy the home's secrets into the state directory.
+		return nil
+	}
+	if _, err := os.Lstat(root); req.Cwd != "" && errors.Is(err, fs.ErrNotExist) {
+		// A hook judges where the agent says it will run: a directory
+		// that does not exist holds nothing to take back.
+		return nil
+	}
+	err := s.takeCheckpoint(ctx, req.Cwd)
+	if err != nil {
+		s.warnf("checkpoint: %v", err)
+	}
+	return err
+}
+
+// withoutCheckpoint turns res into a question saying that no checkpoint
+// could be taken.
+func withoutCheckpoint(res policy.Result, err error) policy.Result {
+	res.Decision = policy.AskHuman
+	res.Reasons = append([]string{fmt.Sprintf("no checkpoint could be taken, so execgate undo could not take it back (%v)", err)}, res.Reasons...)
+	return res
+}
+
+// checkpointForAgent is checkpointFirst for Judge (the hooks): the agent
+// runs the command itself once the hook answers, so the checkpoint is
+// taken before the answer lets it — on an allow, and on a question left to
+// the agent's own prompt (deferring), whose yes runs it too. When none can
+// be taken, an allow becomes a question to a person (fail closed, as in
+// the shim), and a deferred question carries the reason.
+func (s *session) checkpointForAgent(ctx context.Context, req policy.Request, res policy.Result, configPath string, v verdict, deferring bool) (verdict, policy.Result) {
+	if !v.allow && !deferring {
+		return v, res
+	}
+	err := s.checkpointIfWrites(ctx, req, res)
+	if err == nil {
+		return v, res
+	}
+	res = withoutCheckpoint(res, err)
+	if deferring {
+		return v, res
+	}
+	return s.decide(ctx, s.ev.ID, req, res, configPath), res
 }
 
 func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
@@ -66,6 +116,16 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
 	defer cancel()
+	// A checkpoint allocates a few times the workspace's listing (12 MB
+	// for 10,000 files) in a process whose heap was nearly empty: the
+	// collector would run several times for garbage the process is about
+	// to drop anyway. Fewer cycles cut its CPU by about an eighth
+	// (docs/BENCHMARKS.md); the soft limit keeps a large workspace's
+	// listing from growing the heap fivefold.
+	if debug.SetMemoryLimit(-1) > checkpointHeap {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(checkpointHeap))
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	// Redacted as the audit log's copy is.
 	_, err = st.Take(ctx, redact.String(s.ev.Command), s.ev.ID)
 	return err

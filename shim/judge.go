@@ -99,7 +99,9 @@ type Judgement struct {
 
 // Judge decides whether command may run under the user's policy, asking a
 // human when the policy says so, exactly as the shim would before running
-// it, and records the decision in the audit log. It never runs anything.
+// it, and records the decision in the audit log. It never runs anything;
+// like the shim, it takes a checkpoint of the workspace before letting a
+// command that may write in it go (see checkpointForAgent).
 // Whatever goes wrong (rules that do not load, a hub that dies while
 // asking) ends in a refusal, never an allowance.
 func Judge(ctx context.Context, o JudgeOptions) Judgement {
@@ -151,6 +153,12 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		v = verdict{allow: true, by: ByConfined}
 	} else {
 		v = s.decide(ctx, s.ev.ID, req, res, configPath)
+	}
+	if !confined {
+		// A confined command is rewritten to run through the shim, which
+		// takes its checkpoint (or asks) itself.
+		v, res = s.checkpointForAgent(ctx, req, res, configPath, v, o.Defer && v.nobody)
+		s.ev.Reasons = res.Reasons
 	}
 	j := Judgement{
 		Allow: v.allow, Unanswered: v.nobody, TimedOut: v.timedOut,

@@ -52,6 +52,10 @@ type op struct {
 	Ask         string `json:"ask,omitempty"`
 	AskFallback string `json:"askFallback,omitempty"`
 	Minutes     int    `json:"minutes,omitempty"`
+	// undo: the checkpoint's key (checkpointRow.Key); preview says what
+	// the undo would change, changing nothing.
+	Key     string `json:"key,omitempty"`
+	Preview bool   `json:"preview,omitempty"`
 }
 
 // out is a message to the page.
@@ -263,8 +267,13 @@ var errNoHub = errors.New("not connected to the hub; is it running? (execgate hu
 
 // do performs one page request.
 func (t *tab) do(ctx context.Context, o op) (any, error) {
-	if o.Op == "history" {
+	switch o.Op {
+	case "history":
 		return history(t.s.o.AuditPath, o.Agent, o.Risk, t.s.o.Now())
+	case "checkpoints":
+		return t.s.checkpoints(ctx)
+	case "undo":
+		return t.s.undo(ctx, o.Key, o.Preview)
 	}
 	c := t.hub()
 	if c == nil {

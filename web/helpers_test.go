@@ -32,7 +32,7 @@ func shortTempDir(t testing.TB) string {
 	return dir
 }
 
-func startEnv(t *testing.T) *testEnv {
+func startEnv(t *testing.T, opts ...func(*Options)) *testEnv {
 	t.Helper()
 	dir := shortTempDir(t)
 	e := &testEnv{
@@ -50,12 +50,16 @@ func startEnv(t *testing.T) *testEnv {
 	require.NoError(t, err)
 	e.token = cfg.Socket.Token
 
-	e.web, err = Listen(Options{
+	o := Options{
 		Addr: "127.0.0.1:0", AuditPath: e.audit, Name: "web@test",
 		Dial: func(ctx context.Context) (*hub.Client, error) {
 			return hub.Dial(ctx, hub.DialOptions{Socket: e.socket, Token: e.token, Role: hub.RoleApprover, Name: "web@test"})
 		},
-	})
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.web, err = Listen(o)
 	require.NoError(t, err)
 	webDone := make(chan error, 1)
 	go func() { webDone <- e.web.Serve(ctx) }()

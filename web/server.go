@@ -36,6 +36,13 @@ type Options struct {
 	// AuditPath is the audit log the history is read from; no history
 	// when empty.
 	AuditPath string
+	// Checkpoints lists recent checkpoints of the user's workspaces,
+	// newest first, and Undo undoes one (or with preview says what it
+	// would change; checkpoint.UndoIn), returning the lines to show, the
+	// summary last. Both run in this process, as its user: no undo view
+	// without them.
+	Checkpoints func(ctx context.Context) ([]Checkpoint, error)
+	Undo        func(ctx context.Context, root string, seq uint64, preview bool) ([]string, error)
 	// Name labels this approver in the hub (resolvedBy): "web@host".
 	Name string
 	// Logger receives diagnostics; nil discards them.

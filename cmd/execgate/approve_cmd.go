@@ -87,10 +87,14 @@ keeps retrying.`,
 					}
 					return c, nil
 				},
-				Name:    name,
-				History: func(context.Context) ([]approve.Past, error) { return pastDecisions(g, time.Now()) },
-				Bell:    !noBell,
-				Color:   g.getenv("NO_COLOR") == "" && g.getenv("TERM") != "dumb",
+				Name:        name,
+				History:     func(context.Context) ([]approve.Past, error) { return pastDecisions(g, time.Now()) },
+				Checkpoints: approveCheckpoints(g),
+				Undo: func(ctx context.Context, root string, seq uint64, preview bool) ([]string, error) {
+					return undoForApprover(ctx, g, root, seq, preview)
+				},
+				Bell:  !noBell,
+				Color: g.getenv("NO_COLOR") == "" && g.getenv("TERM") != "dumb",
 			})
 		},
 	}

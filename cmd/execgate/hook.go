@@ -147,13 +147,13 @@ func stderrFile(g *globals) *os.File {
 func judgeHook(ctx context.Context, p hookproto.Protocol, req hookproto.Request, budget time.Duration, o shim.JudgeOptions, rw *hookRewrite) hookproto.Verdict {
 	o.Command, o.Cwd, o.Workspace, o.Via, o.Source, o.Timeout = req.Command, req.Cwd, req.Workspace, p.Via, "hook", budget
 	o.Asker = nil // the hub only: see the command's help
-	o.Defer = p.DeferAsk
+	o.Defer = p.Defers(req)
 	o.Confinable = rw != nil
 	j := shim.Judge(ctx, o)
 	switch {
 	case j.Allow && j.Confined && rw != nil:
 		return rw.verdict(req)
-	case j.Unanswered && p.DeferAsk:
+	case j.Unanswered && o.Defer:
 		// The agent's own prompt reaches the person execgate could not:
 		// better than applying askFallback on their behalf.
 		return hookproto.Verdict{Decision: hookproto.Ask, Reason: "execgate: needs approval: " + display.Line(firstReason(j.Reasons), maxAskReason)}

@@ -9,6 +9,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/hookproto"
+	"github.com/execgate/execgate/internal/denial"
 )
 
 // Confinement on the hook route: an agent whose hook may rewrite the
@@ -150,7 +151,9 @@ func newHookRewrite(p hookproto.Protocol, req hookproto.Request, getenv func(str
 func (rw *hookRewrite) verdict(req hookproto.Request) hookproto.Verdict {
 	in, err := req.WithCommand(throughShim(rw.exe, req.Command, rw.agent, rw.config))
 	if err != nil {
-		return hookproto.Verdict{Decision: hookproto.Ask, Reason: "execgate: needs approval: cannot run it confined: " + err.Error()}
+		// Not "ask": in the modes without a prompt the agent runs what a
+		// hook asked about, here unconfined.
+		return hookproto.Verdict{Decision: hookproto.Deny, Reason: denial.Errorf("cannot run it confined: %v", err).Error()}
 	}
 	return hookproto.Verdict{Decision: hookproto.Allow, Reason: "execgate: runs confined, through execgate's shim", Input: in}
 }

@@ -423,3 +423,30 @@ func TestHookJudgesWhereItRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestHookAskOnlyWhereTheAgentPrompts: Claude Code is told to ask its user
+// only in the permission modes where it shows a prompt. Under
+// --dangerously-skip-permissions (bypassPermissions) Claude Code 2.1.332
+// ran a command the hook answered "ask" about; dontAsk and auto have no
+// person either, and a mode execgate does not know, or none, is not
+// trusted to have one: there askFallback (deny) applies, as on every other
+// route.
+func TestHookAskOnlyWhereTheAgentPrompts(t *testing.T) {
+	w := newHubWorld(t, askConfig("deny", 60000))
+	for mode, want := range map[string]string{
+		"default": "ask", "acceptEdits": "ask", "plan": "ask",
+		"bypassPermissions": "deny", "dontAsk": "deny", "auto": "deny", "aNewMode": "deny", "": "deny",
+	} {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal(hookInput(t, "claude", "review", w.work), &req))
+		if mode == "" {
+			delete(req, "permission_mode")
+		} else {
+			req["permission_mode"] = mode
+		}
+		raw, err := json.Marshal(req)
+		require.NoError(t, err)
+		o := wait(t, w.startHook(t, raw, "hook", "claude"))
+		assert.Equal(t, want, answerOf(t, "claude", o), "permission mode %q", mode)
+	}
+}

@@ -128,26 +128,13 @@ func undoCheckpoint(ctx context.Context, g *globals, s *checkpoint.Store, seq ui
 	case err != nil && rep == nil:
 		return err
 	}
-	for _, l := range []struct {
-		verb  string
-		paths []string
-	}{{"restored", rep.Restored}, {"recreated", rep.Recreated}, {"removed", rep.Removed}, {"left (holds files not covered)", rep.Left}} {
-		for i, p := range l.paths {
-			if i == undoShown {
-				fmt.Fprintf(g.stdout, "  … and %d more %s\n", len(l.paths)-undoShown, l.verb)
-				break
-			}
-			fmt.Fprintf(g.stdout, "  %s %s\n", l.verb, p)
-		}
+	for _, l := range rep.Paths(undoShown) {
+		fmt.Fprintf(g.stdout, "  %s\n", l)
 	}
 	if err != nil {
 		return err
 	}
-	how := ""
-	if rep.Kept > 0 {
-		how = fmt.Sprintf("; merged: kept %d %s later commands changed", rep.Kept, plural(rep.Kept, "path", "paths"))
-	}
-	fmt.Fprintf(g.stdout, "execgate: undid checkpoint %d: %d restored, %d recreated, %d removed%s (execgate undo %d takes this back)\n",
-		rep.Seq, len(rep.Restored), len(rep.Recreated), len(rep.Removed), how, rep.Saved)
+	// The same line the approvers show (checkpoint.Report.Summary).
+	fmt.Fprintf(g.stdout, "execgate: %s\n", rep.Summary())
 	return nil
 }

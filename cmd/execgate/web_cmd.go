@@ -57,11 +57,15 @@ link, but the traffic is plain HTTP: prefer ssh -L or tailscale serve.
 				return err
 			}
 			srv, err := web.Listen(web.Options{
-				Addr:       addr,
-				AllowHosts: allowHosts,
-				AuditPath:  auditPath,
-				Name:       name,
-				Logger:     hubLogger(g),
+				Addr:        addr,
+				AllowHosts:  allowHosts,
+				AuditPath:   auditPath,
+				Name:        name,
+				Logger:      hubLogger(g),
+				Checkpoints: webCheckpoints(g),
+				Undo: func(ctx context.Context, root string, seq uint64, preview bool) ([]string, error) {
+					return undoForApprover(ctx, g, root, seq, preview)
+				},
 				Dial: func(ctx context.Context) (*hub.Client, error) {
 					c, _, err := dialAs(ctx, g, hub.DialOptions{Role: hub.RoleApprover, Name: name, Kind: hub.KindWeb})
 					return c, err

@@ -245,6 +245,7 @@
     for (const t of document.querySelectorAll(".tab")) t.classList.toggle("on", t.dataset.view === view);
     for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "view-" + view;
     if (view === "history") loadHistory();
+    if (view === "undo") loadCheckpoints();
     if (view === "policy" && !policy) loadPolicy();
   }
 
@@ -268,6 +269,60 @@
         tr.append(el("td", when(h.timeMs)), el("td", h.agent), el("td", h.risk), el("td", how), el("td", h.by), cmd);
         tb.append(tr);
       }
+    });
+  }
+
+  // ---- undo ----
+  let undoKey = null; // the checkpoint being confirmed
+
+  function loadCheckpoints() {
+    call({op: "checkpoints"}, (r) => {
+      $("#undo-error").textContent = r.ok ? "" : r.error;
+      const tb = $("#checkpoints tbody");
+      tb.replaceChildren();
+      for (const c of (r.ok && r.data) || []) {
+        const tr = el("tr");
+        tr.dataset.key = c.key;
+        const b = el("button", "Undo…", "undo");
+        b.type = "button";
+        b.onclick = () => previewUndo(c.key);
+        const cmd = el("td");
+        cmd.append(el("code", c.command));
+        const td = el("td");
+        td.append(b);
+        tr.append(el("td", when(c.timeMs)), el("td", c.root), el("td", c.seq), el("td", c.changes < 0 ? "pending" : c.changes), cmd, td);
+        tb.append(tr);
+      }
+    });
+  }
+
+  // previewUndo shows what undoing the checkpoint would change; nothing
+  // changes until "Undo it".
+  function previewUndo(key) {
+    undoKey = null;
+    $("#undo-confirm").hidden = true;
+    $("#undo-result").hidden = true;
+    call({op: "undo", key: key, preview: true}, (r) => {
+      $("#undo-error").textContent = r.ok ? "" : r.error;
+      if (!r.ok) return;
+      undoKey = key;
+      $("#undo-preview").textContent = r.data.lines.join("\n");
+      $("#undo-confirm").hidden = false;
+    });
+  }
+
+  function doUndo() {
+    const key = undoKey;
+    undoKey = null;
+    $("#undo-confirm").hidden = true;
+    if (!key) return;
+    call({op: "undo", key: key}, (r) => {
+      $("#undo-error").textContent = r.ok ? "" : r.error;
+      if (r.ok) {
+        $("#undo-result").textContent = r.data.lines.join("\n");
+        $("#undo-result").hidden = false;
+      }
+      loadCheckpoints();
     });
   }
 
@@ -418,6 +473,8 @@
     for (const t of document.querySelectorAll(".tab")) t.onclick = () => show(t.dataset.view);
     $("#history-form").onsubmit = (ev) => { ev.preventDefault(); loadHistory(); };
     $("#policy-load").onclick = loadPolicy;
+    $("#undo-go").onclick = doUndo;
+    $("#undo-cancel").onclick = () => { undoKey = null; $("#undo-confirm").hidden = true; };
     $("#policy-save-raw").onclick = () => {
       let text = $("#policy-raw").value;
       try { text = JSON.stringify(JSON.parse(text)); } catch (err) { $("#policy-error").textContent = "not valid JSON: " + err.message; return; }
