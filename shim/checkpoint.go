@@ -67,7 +67,13 @@ func (s *session) checkpointIfWrites(ctx context.Context, req policy.Request, re
 		return nil
 	}
 	err := s.takeCheckpoint(ctx, req.Cwd)
-	if err != nil {
+	switch {
+	case err == nil:
+		s.checkpointed = root
+	case s.coveredByOuterCheckpoint(root, err):
+		s.log.Debug("checkpoint: inside a confined command whose workspace was checkpointed before it started", "workspace", root)
+		return nil
+	default:
 		s.warnf("checkpoint: %v", err)
 	}
 	return err

@@ -84,9 +84,9 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			s.rememberCode(pl.grants.Workspace)
 		}
 		pl.run.Confine = p
-		pl.run.Env = pl.grants.Environ(environOr(pl.run.Env, s.o.Environ))
+		pl.run.Env = s.markCheckpointed(pl.grants.Environ(environOr(pl.run.Env, s.o.Environ)))
 		if pl.way == wayDirect {
-			pl.direct.env = pl.grants.Environ(pl.direct.env)
+			pl.direct.env = s.markCheckpointed(pl.grants.Environ(pl.direct.env))
 		}
 		s.ev.Confined = pl.grants.Summary()
 	}

@@ -137,6 +137,9 @@ type session struct {
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
 	planted []string
+	// checkpointed is the workspace the checkpoint taken before this
+	// command recorded; "" when none was taken (see nested.go).
+	checkpointed string
 }
 
 func newSession(o Options) *session {
