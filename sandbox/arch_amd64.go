@@ -12,3 +12,6 @@ func x32Bit() uint32 { return 0x40000000 }
 
 // archDeniedCalls are this architecture's calls to refuse: raw port I/O.
 func archDeniedCalls() []uint32 { return []uint32{unix.SYS_IOPL, unix.SYS_IOPERM} }
+
+// archModeCalls are this architecture's own calls that set a mode.
+func archModeCalls() []modeCall { return []modeCall{{unix.SYS_CHMOD, offArg1}} }

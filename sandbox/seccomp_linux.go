@@ -58,6 +58,7 @@ func deniedCalls() []uint32 {
 //	arch != native            → EPERM (no 32-bit or x32 back door)
 //	nr in deniedCalls         → EPERM
 //	ioctl TIOCSTI, TIOCLINUX  → EPERM (see terminalInjection)
+//	chmod with S_ISUID/S_ISGID → EPERM (see setIDBits)
 //	socket(family, type, …):
 //	  AF_UNIX                 → allowed only with UnixSockets
 //	  AF_INET, AF_INET6       → with Network any; else SOCK_STREAM only
@@ -80,6 +81,7 @@ func filter(g Grants) []unix.SockFilter {
 		f = append(f, jump(jeqK, nr, 0, 1), stmt(retK, retEPERM))
 	}
 	f = append(f, terminalInjection()...)
+	f = append(f, setIDBits()...)
 	// Not socket(2): allowed. Otherwise fall through to the family checks.
 	f = append(f, jump(jeqK, unix.SYS_SOCKET, 1, 0), stmt(retK, retAllow))
 	f = append(f, stmt(ldW, offArg0))
