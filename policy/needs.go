@@ -71,6 +71,7 @@ var ruleNeeds = table[needKind]{
 	{"dynamic-name", needRun},             // a command name built at run time
 	{"dynamic-options", needRun},          // options only known at run time
 	{"function-shadows-command", needRun}, // the function runs confined
+	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
 	{"inline-code", needRun},              // python3 -c '…'
 	{"local-program", needRun},            // ./run.sh
 	{"missing-payload", needRun},          // a wrapper without its command

@@ -29,6 +29,13 @@ func TestNeedsOf(t *testing.T) {
 		{command: "sudo systemctl restart nginx", host: true},
 		{command: "tmux new -d 'make'", run: true, write: true, host: true},
 		{command: "curl https://example.com", run: false},
+		// git's network subcommands need the network: confined they could
+		// only fail, so they ask (as curl does); git status stays within.
+		{command: "git fetch"},
+		{command: "git push origin main"},
+		{command: "git pull --rebase"},
+		{command: "git clone https://example.com/x.git"},
+		{command: "git status", within: true},
 		{command: "journalctl -u nginx", host: true},
 		{command: "gh pr list"},
 		{command: "gh --version", within: true},
