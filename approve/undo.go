@@ -3,22 +3,14 @@ package approve
 import (
 	"context"
 	"fmt"
-	"time"
+	"github.com/execgate/execgate/checkpoint"
 
 	"github.com/execgate/execgate/internal/display"
 )
 
 // Checkpoint is one checkpoint of a workspace, for the undo pane: the
-// state before Command ran there.
-type Checkpoint struct {
-	Root    string
-	Seq     uint64
-	Time    time.Time
-	Command string
-	// Changes is how many paths the command changed; -1 while it is the
-	// workspace's newest (not counted yet).
-	Changes int
-}
+// state before Command ran there, as checkpoint.Recent lists it.
+type Checkpoint = checkpoint.Info
 
 // undoRows bounds the undo pane.
 const undoRows = 50

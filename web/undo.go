@@ -5,23 +5,15 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/execgate/execgate/checkpoint"
 	"strconv"
-	"time"
 
 	"github.com/execgate/execgate/internal/display"
 )
 
 // Checkpoint is one checkpoint of a workspace, for the undo view: the
-// state before Command ran there.
-type Checkpoint struct {
-	Root    string
-	Seq     uint64
-	Time    time.Time
-	Command string
-	// Changes is how many paths the command changed; -1 while it is the
-	// workspace's newest.
-	Changes int
-}
+// state before Command ran there, as checkpoint.Recent lists it.
+type Checkpoint = checkpoint.Info
 
 // checkpointRow is a checkpoint as the page shows it, escaped. The page
 // names it back by Key: it only holds the escaped text of its workspace.

@@ -46,26 +46,13 @@ func undoForApprover(ctx context.Context, g *globals, root string, seq uint64, p
 	return append(rep.Paths(undoShown), rep.Summary()), nil
 }
 
-// approveCheckpoints adapts recentCheckpoints to the terminal approver.
+// approveCheckpoints lists the recent checkpoints for the terminal
+// approver.
 func approveCheckpoints(g *globals) func(context.Context) ([]approve.Checkpoint, error) {
-	return func(context.Context) ([]approve.Checkpoint, error) {
-		infos, err := recentCheckpoints(g)
-		out := make([]approve.Checkpoint, 0, len(infos))
-		for _, i := range infos {
-			out = append(out, approve.Checkpoint{Root: i.Root, Seq: i.Seq, Time: i.Time, Command: i.Command, Changes: i.Changes})
-		}
-		return out, err
-	}
+	return func(context.Context) ([]approve.Checkpoint, error) { return recentCheckpoints(g) }
 }
 
-// webCheckpoints adapts recentCheckpoints to the web approver.
+// webCheckpoints lists the recent checkpoints for the web approver.
 func webCheckpoints(g *globals) func(context.Context) ([]web.Checkpoint, error) {
-	return func(context.Context) ([]web.Checkpoint, error) {
-		infos, err := recentCheckpoints(g)
-		out := make([]web.Checkpoint, 0, len(infos))
-		for _, i := range infos {
-			out = append(out, web.Checkpoint{Root: i.Root, Seq: i.Seq, Time: i.Time, Command: i.Command, Changes: i.Changes})
-		}
-		return out, err
-	}
+	return func(context.Context) ([]web.Checkpoint, error) { return recentCheckpoints(g) }
 }
