@@ -154,9 +154,11 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 	} else {
 		v = s.decide(ctx, s.ev.ID, req, res, configPath)
 	}
-	if !confined {
-		// A confined command is rewritten to run through the shim, which
-		// takes its checkpoint (or asks) itself.
+	// Allowed on the condition that it runs confined: the hook rewrites
+	// it to run through the shim, which takes its checkpoint (or asks)
+	// itself. Anything else the agent runs as it is, after the answer.
+	rewritten := confined && v.allow && (v.by == ByConfined || res.Risk == policy.Safe)
+	if !rewritten {
 		v, res = s.checkpointForAgent(ctx, req, res, configPath, v, o.Defer && v.nobody)
 		s.ev.Reasons = res.Reasons
 	}
@@ -164,7 +166,7 @@ func Judge(ctx context.Context, o JudgeOptions) Judgement {
 		Allow: v.allow, Unanswered: v.nobody, TimedOut: v.timedOut,
 		Risk: res.Risk.String(), Reasons: res.Reasons, DecidedBy: v.by, ID: s.ev.ID,
 		Message: v.message, Allowlisted: v.added,
-		Confined: confined && v.allow && (v.by == ByConfined || res.Risk == policy.Safe),
+		Confined: rewritten,
 	}
 	ev := s.ev
 	v.stamp(&ev)

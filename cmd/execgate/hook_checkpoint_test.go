@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/sandbox"
 )
 
 // hookWriteConfig lets `rm notes.txt` run unasked: a command that may write
@@ -110,4 +112,32 @@ func TestHookCheckpointsBeforeDeferredAsk(t *testing.T) {
 	u := e.undo(t)
 	require.Equal(t, 0, u.status, "%+v", u)
 	assert.Equal(t, want, workTree(t, e.work), u.stdout)
+}
+
+// TestHookCheckpointsAllowedConfinable: a writing command the policy
+// allows outright (an allowlist entry) is answered allow as it is, not
+// rewritten to run through the shim, even where it would fit the sandbox:
+// the agent runs it itself, so the hook takes its checkpoint — the hook
+// leaves the checkpoint to the shim only for a command it rewrites.
+func TestHookCheckpointsAllowedConfinable(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("this machine cannot confine commands (%s): no command is rewritten here", st.Reason)
+	}
+	const config = `{"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss", "askFallback": "deny"},
+  "agents": {"*": {"allowlist": [{"pattern": "echo hi"}]}}}`
+	for _, agent := range []string{"claude", "codex"} {
+		t.Run(agent, func(t *testing.T) {
+			e := newHookEnv(t, config)
+			hookGitWorkspace(t, e)
+			want := workTree(t, e.work)
+			o := e.hook(t, withCommand(t, agent, e.work, "echo hi > new.txt"), "hook", agent)
+			require.Contains(t, []string{"allow", "silent"}, answerOf(t, agent, o), "%+v", o)
+			require.NotContains(t, o.stdout, "updatedInput", "allowed by the policy, it runs as it is")
+			// The agent runs it.
+			require.NoError(t, os.WriteFile(filepath.Join(e.work, "new.txt"), []byte("hi\n"), 0o644))
+			u := e.undo(t)
+			require.Equal(t, 0, u.status, "%+v", u)
+			assert.Equal(t, want, workTree(t, e.work), u.stdout)
+		})
+	}
 }
