@@ -103,9 +103,10 @@ func (p Protocol) Decode(raw []byte) (req Request, shell bool, err error) {
 	if req.Cwd, req.Workspace, err = p.where(top, input); err != nil {
 		return req, false, err
 	}
-	if req.PermissionMode, err = stringField(top, "permission_mode", false); err != nil {
-		return req, false, err
-	}
+	// Only read to know whether the agent would show its user an "ask":
+	// a mode that is not a string is one it does not name, and no prompt
+	// is presumed (see Protocol.Defers) — the request itself stands.
+	req.PermissionMode, _ = stringField(top, "permission_mode", false)
 	req.input = input
 	return req, true, nil
 }

@@ -450,3 +450,20 @@ func TestHookAskOnlyWhereTheAgentPrompts(t *testing.T) {
 		assert.Equal(t, want, answerOf(t, "claude", o), "permission mode %q", mode)
 	}
 }
+
+// TestHookPermissionModeNotAString: a permission_mode that is not a string
+// names no mode: the request is judged as any other, and no prompt is
+// presumed (askFallback decides).
+func TestHookPermissionModeNotAString(t *testing.T) {
+	w := newHubWorld(t, askConfig("deny", 60000))
+	for _, mode := range []any{nil, 1, map[string]any{"mode": "default"}} {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal(hookInput(t, "claude", "review", w.work), &req))
+		req["permission_mode"] = mode
+		raw, err := json.Marshal(req)
+		require.NoError(t, err)
+		o := wait(t, w.startHook(t, raw, "hook", "claude"))
+		assert.Equal(t, "deny", answerOf(t, "claude", o), "permission mode %v", mode)
+		assert.NotContains(t, o.stdout, "permission_mode", "judged, not refused as unreadable")
+	}
+}
