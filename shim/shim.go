@@ -359,6 +359,9 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// (git push to a remote on a path, a tool's own credentials).
 		grants = s.grantsFor(req, needs)
 	}
+	if grants != nil {
+		s.makePipCache(res, req.Home)
+	}
 	if confined {
 		// Bash runs it whole, inside the sandbox: nothing to ask about
 		// command by command.
