@@ -1,48 +1,13 @@
 package policy
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"mvdan.cc/sh/v3/syntax"
-)
 
-// linkFixture is a tree full of links: into the tree, out of it, to
-// nothing, in loops, through "..".
-func linkFixture(t testing.TB) string {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"a/b/c", "home/.ssh", "x"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{"a/b/c/f", "home/.ssh/id_rsa", "x/y"} {
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, target := range map[string]string{
-		"a/up":       "..",
-		"a/b/key":    "../../home/.ssh/id_rsa",
-		"a/b/dir":    "../../home/.ssh",
-		"a/abs":      root + "/x",
-		"a/nothing":  "missing/deeper",
-		"loop1":      "loop2",
-		"loop2":      "loop1",
-		"a/b/c/self": ".",
-		"a/chain":    "b/dir",
-	} {
-		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+	"github.com/execgate/execgate/internal/treetest"
+)
 
 // FuzzExpandGlob expands arbitrary words over the link fixture: never a
 // panic, and an expansion it trusts names only paths (or the word).
@@ -50,7 +15,7 @@ func FuzzExpandGlob(f *testing.F) {
 	for _, s := range []string{"*", "a/*/*", "[!a]*", "a/b/[[:alpha:]]*", "[]a]*", "~/*", "\"$HOME\"/.*", "@(a|x)/*", "a/up/*/b", "**/*", "[", "x\\*"} {
 		f.Add(s)
 	}
-	root := linkFixture(f)
+	root := treetest.Links(f)
 	e := testEngine(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		file, err := syntax.NewParser().Parse(strings.NewReader("x "+s), "")

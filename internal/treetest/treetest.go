@@ -1,6 +1,6 @@
 // Package treetest describes a directory tree for tests that must show
-// two trees equal byte for byte: every path's type, mode, content and
-// link target.
+// two trees equal byte for byte (every path's type, mode, content and
+// link target), and makes the tree of links the path tests walk.
 package treetest
 
 import (

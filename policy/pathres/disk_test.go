@@ -5,46 +5,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// linkFixture is a tree full of links: into the tree, out of it, to
-// nothing, in loops, through "..".
-func linkFixture(t testing.TB) string {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"a/b/c", "home/.ssh", "x"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{"a/b/c/f", "home/.ssh/id_rsa", "x/y"} {
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, target := range map[string]string{
-		"a/up":       "..",
-		"a/b/key":    "../../home/.ssh/id_rsa",
-		"a/b/dir":    "../../home/.ssh",
-		"a/abs":      root + "/x",
-		"a/nothing":  "missing/deeper",
-		"loop1":      "loop2",
-		"loop2":      "loop1",
-		"a/b/c/self": ".",
-		"a/chain":    "b/dir",
-	} {
-		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+	"github.com/execgate/execgate/internal/treetest"
+)
 
 // FuzzResolve checks the resolver against the kernel: whenever the
 // kernel finds a file at a path, the resolver names the same file; it
@@ -55,7 +21,7 @@ func FuzzResolve(f *testing.F) {
 		"loop1", "a/nothing", "a/abs/y", "a/b/c/self/self/f", "a/../x/y", "./a//b/./c/f", "a/b/key/..", "/a"} {
 		f.Add(s)
 	}
-	root := linkFixture(f)
+	root := treetest.Links(f)
 	f.Fuzz(func(t *testing.T, p string) {
 		if strings.ContainsRune(p, 0) {
 			return
@@ -93,7 +59,7 @@ func FuzzResolve(f *testing.F) {
 // many resolutions go through it, and a name a listing seeded is not
 // looked up at all.
 func TestDiskLooksOnce(t *testing.T) {
-	root := linkFixture(t)
+	root := treetest.Links(t)
 	calls := map[string]int{}
 	d := Disk{Lstat: func(p string) (os.FileInfo, error) {
 		calls[p]++
@@ -141,7 +107,7 @@ func TestDiskBudget(t *testing.T) {
 // TestResolveLoop: a loop of links is unknown with a reason, as ELOOP is
 // for the kernel.
 func TestResolveLoop(t *testing.T) {
-	root := linkFixture(t)
+	root := treetest.Links(t)
 	var d Disk
 	r := d.Resolve(root+"/loop1", "")
 	if r.Path != "" || !strings.Contains(r.Why, "loop") {
