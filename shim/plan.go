@@ -53,6 +53,9 @@ type plan struct {
 	// must happen before the workspace changes (a checkpoint) hooks in
 	// carryOut, knowing this.
 	writesWorkspace bool
+	// caches are the tools' cache directories made before it runs
+	// confined (see caches.go).
+	caches []string
 }
 
 // carryOut runs the plan: confinement first, on every way, or nothing
@@ -71,6 +74,7 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 		}
 	}
 	if pl.grants != nil {
+		s.makeCaches(pl.caches)
 		p, err := sandbox.Prepare(*pl.grants)
 		if err != nil {
 			<-touched

@@ -359,9 +359,6 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// (git push to a remote on a path, a tool's own credentials).
 		grants = s.grantsFor(req, needs)
 	}
-	if grants != nil {
-		s.makePipCache(res, req.Home)
-	}
 	if confined {
 		// Bash runs it whole, inside the sandbox: nothing to ask about
 		// command by command.
@@ -434,7 +431,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// Only output an agent reads is capped (see capture.go); the envelope,
 	// if any, is known by now.
 	capped := s.capOutput(&run, agent)
-	pl := plan{run: run, grants: grants, writesWorkspace: grants == nil || grants.WriteWorkspace}
+	pl := plan{run: run, grants: grants, writesWorkspace: grants == nil || grants.WriteWorkspace,
+		caches: s.cachesToMake(res, grants, req.Home)}
 	switch {
 	case engine:
 		pl.way = wayEngine
