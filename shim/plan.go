@@ -81,10 +81,12 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
 		}
 		defer p.Close()
-		if writesCode(pl) && len(s.planted) == 0 {
+		if writesCode(pl) && len(s.planted) == 0 && s.codeRecord == nil {
 			// What the code files are before it may change them (see
 			// planted.go); after an unacknowledged change, the record
-			// stays the one before it.
+			// stays the one before it. A record plantedSince found true
+			// a moment ago stands: written again, it would take in a
+			// change made since.
 			s.rememberCode(pl.grants.Workspace)
 		}
 		pl.run.Confine = p
@@ -117,7 +119,8 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 // brought up to date, so that what it changed there is not taken for
 // code planted by a confined command.
 func (s *session) afterRun(pl plan, req policy.Request, status int) int {
-	if pl.grants == nil && len(s.planted) == 0 && s.sandboxStatus().Supported() {
+	ranNothing := pl.way == wayDirect && pl.direct.builtin
+	if pl.grants == nil && !ranNothing && len(s.planted) == 0 && s.sandboxStatus().Supported() {
 		ws := s.sandboxWorkspace(req.Cwd)
 		if path, err := s.snapshotPath(ws); ws != "" && err == nil {
 			if _, err := os.Stat(path); err == nil {

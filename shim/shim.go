@@ -137,6 +137,10 @@ type session struct {
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
 	planted []string
+	// codeRecord is the record of the workspace's code files on disk when
+	// plantedSince found the files as it says (nil otherwise): a record
+	// still true is not written again.
+	codeRecord *codeSnapshot
 	// checkpointed is the workspace the checkpoint taken before this
 	// command recorded; "" when none was taken (see nested.go).
 	checkpointed string
