@@ -130,6 +130,9 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// A command that runs code builds, caches and keeps scratch
 		// files; a read-only one needs none of that.
 		g.Caches = caches.write
+		if d := goModStatDir(s.getenv, req.Home, ws); d != "" {
+			g.Caches = append(g.Caches, d)
+		}
 		if dir, err := privateTemp(ws, req.Home); err == nil {
 			g.TempDir = dir
 		} else {
@@ -303,7 +306,7 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 	}
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
-	c.read = append(c.read, codeStores(getenv, home, cache, gopath)...)
+	c.read = append(c.read, codeStores(getenv, home, cache)...)
 	// npm's cache is content checked (_cacache) and its logs are logs;
 	// the rest of it is code npx runs again unchecked (_npx).
 	c.read = append(c.read, npmCache)
