@@ -42,13 +42,10 @@ var toolCaches = [...]toolCache{
 		if d := goModStatDir(getenv, home, ws); d != "" {
 			out = append(out, d)
 		}
-		if v := getenv("GOCACHE"); v != "" {
-			if !filepath.IsAbs(v) {
-				return out // "off", or a path go itself refuses
-			}
-			return append(out, v)
+		if gc := confinedGoCache(getenv, cache); gc != "" {
+			out = append(out, gc)
 		}
-		return append(out, filepath.Join(cache, "go-build"))
+		return out
 	}},
 	{[]string{"npm", "npx"}, func(getenv func(string) string, home, _, _ string) []string {
 		npm := filepath.Join(home, ".npm")

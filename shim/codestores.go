@@ -24,6 +24,22 @@ func codeStores(getenv func(string) string, home, cache string) []string {
 	}
 }
 
+// confinedGoCache is the build cache of confined Go commands,
+// $XDG_CACHE_HOME/execgate/go-build, set as their GOCACHE; "" when go is
+// told to keep none (GOCACHE=off). Go trusts what its build cache holds:
+// an entry is found by a hash of its inputs, and its output — compiled
+// code — is linked as it is. A confined command writing the cache that
+// unconfined builds use (the user's own, an approved go install) could
+// rewrite the compiled standard library it just built, and the next build
+// outside the sandbox would link it. So confined builds keep a cache of
+// their own, which no unconfined build reads; it starts cold once.
+func confinedGoCache(getenv func(string) string, cache string) string {
+	if v := getenv("GOCACHE"); v != "" && !filepath.IsAbs(v) {
+		return ""
+	}
+	return filepath.Join(cache, "execgate", "go-build")
+}
+
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH
 // entry's pkg/mod, else ~/go/pkg/mod.
 func goModCache(getenv func(string) string, home string) string {
