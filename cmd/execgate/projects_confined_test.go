@@ -138,3 +138,34 @@ func makeProject(t *testing.T, p project) string {
 	}
 	return work
 }
+
+// TestOwnTestsConfined: execgate's own vet and tests of some of its
+// packages, run through the confined shim in this checkout, pass — with a
+// cold build cache of the sandbox's own, the machine's module cache read
+// only, and no network.
+func TestOwnTestsConfined(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compiles execgate's packages from a cold cache (about a minute)")
+	}
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("this machine cannot confine commands (%s)", st.Reason)
+	}
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skip("not in a git checkout of execgate: its tests run confined in a workspace, which a git checkout makes")
+	}
+	mod, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
+	e := newShimEnv(t, "")
+	e.env = append(e.env, "GOMODCACHE="+strings.TrimSpace(string(mod)), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const prog = "go vet ./internal/... ./config/... && go test -count=1 ./internal/... ./config/..."
+	c := e.command(ctx, e.shim("bash"), "bash", "-c", prog)
+	c.Dir = strings.TrimSpace(string(top))
+	o := runOutcome(t, c, "")
+	require.Equal(t, 0, o.status, "%s\n%s", o.stdout, o.stderr)
+	assert.Contains(t, o.stdout, "ok  \tgithub.com/execgate/execgate/config\t")
+	ev := lastDecision(t, e)
+	assert.Equal(t, shim.ByConfined, ev.DecidedBy, "ran confined, unasked: %+v", ev)
+}
