@@ -131,9 +131,6 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// files; a read-only one needs none of that.
 		g.Caches = caches.write
 		g.Env = caches.env
-		if d := goModStatDir(s.getenv, req.Home, ws); d != "" {
-			g.Caches = append(g.Caches, d)
-		}
 		if dir, err := privateTemp(ws, req.Home); err == nil {
 			g.TempDir = dir
 		} else {
