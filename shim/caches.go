@@ -48,7 +48,7 @@ var toolCaches = [...]toolCache{
 			}
 			npm = v
 		}
-		return []string{filepath.Join(npm, "_cacache"), filepath.Join(npm, "_logs")}
+		return []string{filepath.Join(npm, "_logs")}
 	}},
 	{[]string{"pip", "pip3*"}, func(getenv func(string) string, _, cache string) []string {
 		if getenv("PIP_CACHE_DIR") != "" {
@@ -61,9 +61,6 @@ var toolCaches = [...]toolCache{
 	}},
 	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache string) []string {
 		return []string{filepath.Join(cache, "uv")}
-	}},
-	{[]string{"poetry"}, func(_ func(string) string, _, cache string) []string {
-		return []string{filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts")}
 	}},
 }
 

@@ -304,16 +304,20 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 		c.write = append(c.write, gc)
 		c.env = append(c.env, "GOCACHE="+gc)
 	}
+	// Not npm's _cacache nor Poetry's HTTP cache and artifacts: their
+	// entries are checked against hashes the cached metadata itself gives
+	// (a registry's packument, PyPI's JSON), so a planted answer names the
+	// planted file; installing needs the network, which asks, and what
+	// runs confined only reads them.
 	c.write = append(c.write,
-		filepath.Join(npmCache, "_cacache"), filepath.Join(npmCache, "_logs"),
-		filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts"), filepath.Join(cache, "uv"),
+		filepath.Join(npmCache, "_logs"), filepath.Join(cache, "uv"),
 		filepath.Join(cache, "golangci-lint"),
 	)
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
 	c.read = append(c.read, codeStores(getenv, home, cache)...)
-	// npm's cache is content checked (_cacache) and its logs are logs;
-	// the rest of it is code npx runs again unchecked (_npx).
+	// npm's logs are logs; the rest of its cache is read only: _npx is
+	// code npx runs again unchecked, _cacache answers installs (above).
 	c.read = append(c.read, npmCache)
 	c.read = append(c.read, gitXDGFiles(getenv, home)...)
 	c.read = append(c.read,
