@@ -15,6 +15,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/internal/gitconfig"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/sandbox"
 )
@@ -320,6 +321,11 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 	// code npx runs again unchecked, _cacache answers installs (above).
 	c.read = append(c.read, npmCache)
 	c.read = append(c.read, gitXDGFiles(getenv, home)...)
+	// What the user's git configuration includes (dotfiles, includeIf
+	// for work): git stops on an include it cannot read. An error leaves
+	// the rest as it is: git will say what is wrong, as it would outside.
+	userGit, _ := gitconfig.UserFiles(getenv, home)
+	c.read = append(c.read, userGit...)
 	c.read = append(c.read,
 		h(".gitconfig"),
 		filepath.Join(gopath, "bin"), h("sdk"), or("GOROOT", h(".go")),
