@@ -21,13 +21,15 @@ func TestUserFiles(t *testing.T) {
 	local := write(".gitconfig.local", "[include]\n\tpath = nested.inc\n")
 	nested := write("nested.inc", "")
 	work := write("dotfiles/work.inc", "[user]\n\temail = w@example.com\n")
-	xdg := write(".config/git/config", "[core]\n\teditor = vi\n")
+	xdg := write(".config/git/config", "[core]\n\teditor = vi\n\texcludesFile = ~/.gitignore_global\n\tattributesFile = relative/attrs\n[commit]\n\ttemplate = /etc/commit-template\n")
 	env := map[string]string{"HOME": home}
 	getenv := func(k string) string { return env[k] }
 
 	files, err := UserFiles(getenv, "")
 	require.NoError(t, err)
-	assert.Equal(t, []string{xdg, global, local, nested, work}, files)
+	// The files named follow, whether they exist or not (git reads them
+	// when they do); a relative name is git's working directory's.
+	assert.Equal(t, []string{xdg, global, local, nested, work, filepath.Join(home, ".gitignore_global"), "/etc/commit-template"}, files)
 
 	// GIT_CONFIG_GLOBAL replaces both.
 	env["GIT_CONFIG_GLOBAL"] = local
