@@ -28,19 +28,19 @@ type toolCache struct {
 	// tools are program names; a name ending in "*" is a prefix
 	// (pip3.12).
 	tools []string
-	dirs  func(getenv func(string) string, home, cache string) []string
+	dirs  func(getenv func(string) string, home, cache, ws string) []string
 }
 
 // toolCaches are the caches made before a confined run: each is granted by
 // toolchains (written) or codeStores (read only).
 var toolCaches = [...]toolCache{
-	{[]string{"go", "gopls", "golangci-lint"}, func(getenv func(string) string, _, cache string) []string {
-		if gc := confinedGoCache(getenv, cache); gc != "" {
+	{[]string{"go", "gopls", "golangci-lint"}, func(getenv func(string) string, _, cache, ws string) []string {
+		if gc := confinedGoCache(getenv, cache, ws); gc != "" {
 			return []string{gc}
 		}
 		return nil
 	}},
-	{[]string{"npm", "npx"}, func(getenv func(string) string, home, _ string) []string {
+	{[]string{"npm", "npx"}, func(getenv func(string) string, home, _, _ string) []string {
 		npm := filepath.Join(home, ".npm")
 		if v := getenv("npm_config_cache"); v != "" {
 			if !filepath.IsAbs(v) {
@@ -50,16 +50,16 @@ var toolCaches = [...]toolCache{
 		}
 		return []string{filepath.Join(npm, "_logs")}
 	}},
-	{[]string{"pip", "pip3*"}, func(getenv func(string) string, _, cache string) []string {
+	{[]string{"pip", "pip3*"}, func(getenv func(string) string, _, cache, _ string) []string {
 		if getenv("PIP_CACHE_DIR") != "" {
 			return nil // pip is told where; not the place the sandbox grants
 		}
 		return []string{filepath.Join(cache, "pip")}
 	}},
-	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache string) []string {
+	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, _ string) []string {
 		return []string{filepath.Join(cache, "golangci-lint")}
 	}},
-	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache string) []string {
+	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, _ string) []string {
 		return []string{filepath.Join(cache, "uv")}
 	}},
 }
@@ -82,7 +82,7 @@ func (s *session) cachesToMake(res policy.Result, g *sandbox.Grants, home string
 			!(g.RunCode && s.onPath(tc.tools)) {
 			continue
 		}
-		for _, d := range tc.dirs(s.getenv, home, cache) {
+		for _, d := range tc.dirs(s.getenv, home, cache, g.Workspace) {
 			if granted(g, d) && !slices.Contains(out, d) {
 				out = append(out, d)
 			}

@@ -1,6 +1,10 @@
 package shim
 
-import "path/filepath"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+)
 
 // codeStores are caches that hold code other projects build or run later,
 // outside any sandbox, without checking it again: Go's extracted modules
@@ -24,20 +28,25 @@ func codeStores(getenv func(string) string, home, cache string) []string {
 	}
 }
 
-// confinedGoCache is the build cache of confined Go commands,
-// $XDG_CACHE_HOME/execgate/go-build, set as their GOCACHE; "" when go is
-// told to keep none (GOCACHE=off). Go trusts what its build cache holds:
-// an entry is found by a hash of its inputs, and its output — compiled
-// code — is linked as it is. A confined command writing the cache that
-// unconfined builds use (the user's own, an approved go install) could
-// rewrite the compiled standard library it just built, and the next build
-// outside the sandbox would link it. So confined builds keep a cache of
-// their own, which no unconfined build reads; it starts cold once.
-func confinedGoCache(getenv func(string) string, cache string) string {
+// confinedGoCache is the build cache of confined Go commands in the
+// workspace ws, $XDG_CACHE_HOME/execgate/go-builds/HASH-of-ws, set as
+// their GOCACHE; "" when go is told to keep none (GOCACHE=off). Go trusts
+// what its build cache holds: an entry is found by a hash of its inputs,
+// and its output — compiled code — is linked as it is. A confined command
+// writing the cache that unconfined builds use (the user's own, an
+// approved go install) could rewrite the compiled standard library it just
+// built, and the next build outside the sandbox would link it. So confined
+// builds keep a cache of their own, which no unconfined build reads — one
+// per workspace: shared, a confined command in one repository rewrote what
+// the confined build of another linked into the program it wrote there,
+// for the user to run. It starts cold once per workspace. (Not under
+// go-build, which earlier confined commands could write.)
+func confinedGoCache(getenv func(string) string, cache, ws string) string {
 	if v := getenv("GOCACHE"); v != "" && !filepath.IsAbs(v) {
 		return ""
 	}
-	return filepath.Join(cache, "execgate", "go-build")
+	sum := sha256.Sum256([]byte(ws))
+	return filepath.Join(cache, "execgate", "go-builds", hex.EncodeToString(sum[:8]))
 }
 
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH

@@ -120,7 +120,7 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	// cannot write either.
 	g.Read = append(g.Read, req.Protected...)
 	g.Read = append(g.Read, s.ownStartupFiles(req.Home)...)
-	caches := toolchains(s.getenv, req.Home)
+	caches := toolchains(s.getenv, req.Home, ws)
 	g.Read = append(g.Read, caches.read...)
 	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
 	// The agent's configuration adds to the boundary (config.SandboxConfig):
@@ -278,9 +278,10 @@ type cacheSet struct {
 }
 
 // toolchains lists the caches and toolchains of Go, Python, Node, Rust
-// and git under home, by their variables or their default places. Only
-// what exists is granted (sandbox.Prepare skips the rest).
-func toolchains(getenv func(string) string, home string) cacheSet {
+// and git under home, by their variables or their default places, and
+// the confined Go build cache of the workspace ws. Only what exists is
+// granted (sandbox.Prepare skips the rest).
+func toolchains(getenv func(string) string, home, ws string) cacheSet {
 	var c cacheSet
 	if home == "" {
 		return c
@@ -301,7 +302,7 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 		return def
 	}
 	npmCache := or("npm_config_cache", h(".npm"))
-	if gc := confinedGoCache(getenv, cache); gc != "" {
+	if gc := confinedGoCache(getenv, cache, ws); gc != "" {
 		c.write = append(c.write, gc)
 		c.env = append(c.env, "GOCACHE="+gc)
 	}

@@ -212,3 +212,37 @@ except (OSError, shutil.Error) as e:
 	out, _ = npm(victim, w.home, "install", "left-pad")
 	assert.NoFileExists(t, canary, "an unconfined npm install ran the install script a confined command planted: %s", out)
 }
+
+// Confined Go builds had one build cache of their own for every workspace
+// (~/.cache/execgate/go-build). Go links what its cache holds unchecked:
+// a confined command in one repository could rewrite the compiled
+// packages there (the standard library's, a shared module's), and the
+// next confined go build of another repository linked them into the
+// program it wrote in that repository — which the user runs later,
+// outside any sandbox — and a confined go test there ran them with that
+// repository writable. Each workspace's confined builds now keep their
+// own cache.
+func TestConfinedGoCacheNotSharedBetweenWorkspaces(t *testing.T) {
+	requireSandbox(t)
+	w := newConfinedWorld(t)
+	w.env["PATH"] = goOnPath(t, w)
+	other := filepath.Join(w.home, "other")
+	require.NoError(t, os.MkdirAll(filepath.Join(other, ".git"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os
+d = os.path.join(os.environ["GOCACHE"], "ff")
+os.makedirs(d, exist_ok=True)
+open(os.path.join(d, "ff00-d"), "w").write("planted by proj\n")
+print("planted")
+`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "look.py"), []byte(`import os
+p = os.path.join(os.environ["GOCACHE"], "ff", "ff00-d")
+print("found what proj planted" if os.path.exists(p) else "clean")
+`), 0o600))
+	status, out, errOut := w.run(t, "python3 plant.py")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, "planted\n", out, "proj's confined command writes its own build cache")
+	status, out, errOut = w.runIn(t, other, "python3 look.py")
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, "clean\n", out, "a confined build in another workspace would link what proj planted")
+	assert.Equal(t, 0, w.asked, "both ran confined, unasked")
+}

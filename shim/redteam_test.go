@@ -187,7 +187,7 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 	}
 	// As an earlier confined go build left it (the shim makes it before
 	// one: caches.go).
-	require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".cache", "execgate", "go-build"), 0o700))
+	require.NoError(t, os.MkdirAll(confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), w.ws), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os, sys
 for s in sys.stdin.read().split():
     p = os.path.join(os.path.expanduser("~"), s)
@@ -216,7 +216,7 @@ print("built in", os.path.relpath(os.environ["GOCACHE"], os.path.expanduser("~")
 		assert.Equal(t, "original\n", string(b), s)
 		assert.NoFileExists(t, filepath.Join(w.home, filepath.Dir(s), "zz.pth"))
 	}
-	assert.Contains(t, out, "built in .cache/execgate/go-build\n")
+	assert.Contains(t, out, "built in .cache/execgate/go-builds/")
 }
 
 // A project whose hooks live in the work tree (core.hooksPath =
