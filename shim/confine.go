@@ -121,8 +121,12 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	g.Read = append(g.Read, req.Protected...)
 	g.Read = append(g.Read, s.ownStartupFiles(req.Home)...)
 	caches := toolchains(s.getenv, req.Home, ws)
-	g.Read = append(g.Read, caches.read...)
-	g.Read = append(g.Read, pathDirs(s.getenv("PATH"), req.Home)...)
+	// What the environment names inside the workspace is the workspace's
+	// (an activated .venv/bin on PATH, npm_config_cache=$PWD/.npm): no
+	// grant of its own, which a link put there by an earlier confined
+	// command would have turned into a grant of what it names.
+	g.Read = append(g.Read, outsideWorkspace(ws, caches.read)...)
+	g.Read = append(g.Read, outsideWorkspace(ws, pathDirs(s.getenv("PATH"), req.Home))...)
 	// The agent's configuration adds to the boundary (config.SandboxConfig):
 	// reading always, writing for a command that writes.
 	g.Read = append(g.Read, s.extra.Read...)
@@ -130,7 +134,7 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		g.Write = append(g.Write, s.extra.Write...)
 		// A command that runs code builds, caches and keeps scratch
 		// files; a read-only one needs none of that.
-		g.Caches = caches.write
+		g.Caches = outsideWorkspace(ws, caches.write)
 		g.Env = caches.env
 		if dir, err := privateTemp(ws, req.Home); err == nil {
 			g.TempDir = dir
@@ -522,6 +526,23 @@ func pathDirs(path, home string) []string {
 			continue
 		}
 		out = append(out, d)
+	}
+	return out
+}
+
+// outsideWorkspace returns the paths not inside ws: the kernel's rule for
+// a path is made on what it names, following links, and in the workspace
+// a confined command may replace any directory with a link (to the home).
+// The workspace's own rule covers what really is there.
+func outsideWorkspace(ws string, paths []string) []string {
+	if ws == "" {
+		return paths
+	}
+	var out []string
+	for _, p := range paths {
+		if p != ws && !strings.HasPrefix(p, ws+string(filepath.Separator)) {
+			out = append(out, p)
+		}
 	}
 	return out
 }

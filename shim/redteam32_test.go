@@ -246,3 +246,46 @@ print("found what proj planted" if os.path.exists(p) else "clean")
 	assert.Equal(t, "clean\n", out, "a confined build in another workspace would link what proj planted")
 	assert.Equal(t, 0, w.asked, "both ran confined, unasked")
 }
+
+// What the sandbox grants beyond the workspace is found from the agent's
+// environment: PATH's directories (to run the toolchains), the caches
+// ($XDG_CACHE_HOME, npm_config_cache). When one of them lies inside the
+// workspace — an activated virtualenv's .venv/bin first on PATH, a CI's
+// npm_config_cache=$PWD/.npm or XDG_CACHE_HOME=$PWD/.cache — a confined
+// command could put a link to the home in its place, and the next
+// confined command was granted what the link named: the kernel's rule is
+// made on the path, following links. Inside the workspace they need no
+// grant of their own.
+func TestConfinedGrantThroughWorkspaceLink(t *testing.T) {
+	requireSandbox(t)
+	for _, c := range []struct{ name, env, dir, link string }{
+		{"venv on PATH", "PATH", ".venv/bin", ".venv/bin"},
+		{"npm cache", "npm_config_cache", ".npm", ".npm"},
+		{"XDG cache", "XDG_CACHE_HOME", ".cache", ".cache/uv"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newConfinedWorld(t)
+			dir := filepath.Join(w.ws, c.dir)
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "uv"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "_logs"), 0o755))
+			if c.env == "PATH" {
+				w.env["PATH"] = dir + ":" + w.env["PATH"]
+			} else {
+				w.env[c.env] = dir
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(w.ws, "link.py"), []byte(`import os, shutil, sys
+d = sys.argv[1]
+shutil.rmtree(d)
+os.symlink(os.path.expanduser("~"), d)
+print("linked")
+`), 0o600))
+			status, out, errOut := w.run(t, "python3 link.py "+c.link)
+			require.Equal(t, 0, status, errOut)
+			require.Equal(t, "linked\n", out)
+			status, out, errOut = w.run(t, "python3 steal.py")
+			w.assertUntouched(t, out)
+			assert.Equal(t, 0, status, errOut)
+			assert.Equal(t, 0, w.asked)
+		})
+	}
+}
