@@ -289,3 +289,15 @@ print("linked")
 		})
 	}
 }
+
+// The mark a confined command's shims inherit (EXECGATE_CONFINED), set by
+// the agent in the shim's own environment, changes nothing outside a
+// sandbox: what would ask still asks, and nothing runs when nobody
+// answers.
+func TestConfinedMarkOutsideSandboxAsks(t *testing.T) {
+	w := newConfinedWorld(t)
+	status, _, _ := w.run(t, "echo pwned >> ~/.bashrc", "EXECGATE_CONFINED="+w.ws, "EXECGATE_CHECKPOINTED="+w.ws)
+	assert.NotEqual(t, 0, status)
+	assert.Equal(t, 1, w.asked, "asked, as without the mark")
+	w.assertUntouched(t, "")
+}
