@@ -44,6 +44,7 @@ var reasonEffects = table[string]{
 	{"follows-links", EffectCredentials},
 	{"fork-bomb", EffectDestroy},
 	{"function-shadows-command", EffectCode},
+	{"git-signs", EffectCredentials},
 	{"glob-write", EffectWrite},
 	{"indirect-expansion", EffectUnseen},
 	{"inline-code", EffectCode},

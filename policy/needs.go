@@ -72,6 +72,7 @@ var ruleNeeds = table[needKind]{
 	{"dynamic-options", needRun},          // options only known at run time
 	{"function-shadows-command", needRun}, // the function runs confined
 	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
+	{"git-signs", needCredential},         // commit.gpgSign: the key and its agent are outside
 	{"inline-code", needRun},              // python3 -c '…'
 	{"local-program", needRun},            // ./run.sh
 	{"missing-payload", needRun},          // a wrapper without its command
