@@ -248,6 +248,10 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			if name == "git" {
 				n.Repository = true
 			}
+			if what, ok := fetches(seg.Argv); ok {
+				n.Network = true
+				n.Beyond = append(n.Beyond, what+", over the network")
+			}
 			n.Read = append(n.Read, startupFiles(seg.Argv, home)...)
 			for _, w := range seg.Wrappers {
 				// A nested shell (bash -lc '…') reads its own.
