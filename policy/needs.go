@@ -74,6 +74,7 @@ var ruleNeeds = table[needKind]{
 	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
 	{"inline-code", needRun},              // python3 -c '…'
 	{"local-program", needRun},            // ./run.sh
+	{"make-variable", needRun},            // make CFLAGS=…: more commands in recipes make already runs confined
 	{"missing-payload", needRun},          // a wrapper without its command
 	{"nameref", needNothing},              // a shell variable of this run
 	{"not-read-only", needRun},            // a program nobody modelled: confined, whatever it does
@@ -81,6 +82,8 @@ var ruleNeeds = table[needKind]{
 	{"path-prepend", needRun},             // PATH=$PWD/bin:… runs the workspace's programs
 	{"pipe-to-shell", needRun},            // cat x.sh | sh
 	{"process-file", needRun},             // awk -f prog.awk
+	{"pytest-module-code", needRun},       // pytest --pyargs pkg, --pdbcls=mod:Cls: an installed module, imported confined
+	{"python-module-code", needRun},       // python -m doctest x.py, timeit '…': the code runs confined
 	{"recursive-function", needRun},       // bounded by the sandbox, not by the analysis
 	{"repo-config-program", needRun},      // git runs a program the repository names: confined
 	{"repo-config-unproven", needRun},     // likewise
