@@ -70,6 +70,7 @@ var ruleNeeds = table[needKind]{
 	{"dynamic-command", needRun},          // likewise: $(which python) x.py
 	{"dynamic-name", needRun},             // a command name built at run time
 	{"dynamic-options", needRun},          // options only known at run time
+	{"dynamic-payload", needRun},          // python3 - <<EOF with $VARS, bash -c "$CMD": code only known at run time, run confined
 	{"function-shadows-command", needRun}, // the function runs confined
 	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
 	{"inline-code", needRun},              // python3 -c '…'
