@@ -60,6 +60,9 @@ type Segment struct {
 	// on disk (redirections and modelled write targets), for the
 	// confinement that grants them (see Needs).
 	Writes []string
+	// Redirected are the Writes the shell's redirections make: plain
+	// files, whatever the program is (git log > /tmp/log.txt).
+	Redirected []string `json:"-"`
 	// Losses are the files it deletes or replaces whole (workloss.go);
 	// LossUnknown is set when it deletes or replaces files only known
 	// at run time.

@@ -294,8 +294,16 @@ func NeedsOf(res Result, cwd, home string) Needs {
 				n.Beyond = append(n.Beyond, r.Text)
 			}
 		}
+		redirected := slices.Clone(seg.Redirected)
 		for _, w := range seg.Writes {
 			if inside(w, cwd) {
+				continue
+			}
+			if i := slices.Index(redirected, w); i >= 0 {
+				// The shell opens a redirection's file itself: a plain
+				// file, whatever the program makes of its own words.
+				redirected = slices.Delete(redirected, i, i+1)
+				n.Write = append(n.Write, w)
 				continue
 			}
 			if len(seg.Argv) > 0 && treeMakers.has(path.Base(seg.Argv[0])) {

@@ -102,3 +102,35 @@ func TestDynamicPayloadRunsConfined(t *testing.T) {
 		assert.False(t, CanConfine(pol, res, n, true), "%q: %+v", command, n)
 	}
 }
+
+// TestRedirectedWritesArePlainFiles: a redirection's file is opened by
+// the shell, a plain file whatever the program: git log > /tmp/log.txt
+// is granted that file like cat > /tmp/x.py, where git's own words
+// naming a path outside (git clone URL /tmp/x) still ask, as a tree.
+func TestRedirectedWritesArePlainFiles(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	judge := func(command string) (Result, Needs) {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol})
+		return res, NeedsOf(res, testWorkspace, testHome)
+	}
+	for command, file := range map[string]string{
+		"git log -p > /tmp/log.txt":             "/tmp/log.txt",
+		"git diff HEAD~1 > /tmp/patch.diff":     "/tmp/patch.diff",
+		"mv build/a build/b 2> /tmp/mv.err":     "/tmp/mv.err",
+		"git status --short &> /tmp/status.txt": "/tmp/status.txt",
+	} {
+		res, n := judge(command)
+		assert.True(t, n.Within(), "%q: %+v", command, n)
+		assert.Equal(t, []string{file}, n.Write, command)
+		assert.True(t, CanConfine(pol, res, n, true) || res.Decision == Allow, "%q: %+v", command, n)
+	}
+	for _, command := range []string{
+		"cp -r src /tmp/copy > /tmp/cp.log", "mkdir /tmp/newdir 2> /tmp/err.txt", "cp -r src /tmp/x > /tmp/x",
+		"git log > ~/.bashrc", "git log > /etc/motd",
+	} {
+		_, n := judge(command)
+		assert.False(t, n.Within(), "%q: %+v", command, n)
+	}
+}
