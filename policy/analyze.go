@@ -766,6 +766,10 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 			return
 		}
 	}
+	if dirs, ok := a.workspaceModulePath(target, as); ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on %s, so the workspace's own modules load before the installed ones", dirs, target), Rule: "module-path"})
+		return
+	}
 	if inertProgramValue(target, as) {
 		return // GIT_EDITOR=true, GIT_PAGER=cat: the program run does nothing
 	}

@@ -50,6 +50,7 @@ var reasonEffects = table[string]{
 	{"interactive-shell", EffectCode},
 	{"local-program", EffectRuns},
 	{"missing-payload", EffectRuns},
+	{"module-path", EffectEnvironment},
 	{"nameref", EffectEnvironment},
 	{"network", EffectNetwork},
 	{"network-code", EffectCode},

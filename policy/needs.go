@@ -77,6 +77,7 @@ var ruleNeeds = table[needKind]{
 	{"local-program", needRun},            // ./run.sh
 	{"make-variable", needRun},            // make CFLAGS=…: more commands in recipes make already runs confined
 	{"missing-payload", needRun},          // a wrapper without its command
+	{"module-path", needRun},              // PYTHONPATH=src pytest: the workspace's modules, run confined
 	{"nameref", needNothing},              // a shell variable of this run
 	{"not-read-only", needRun},            // a program nobody modelled: confined, whatever it does
 	{"output-command", needRun},           // the output of a command run as code, confined
