@@ -127,7 +127,7 @@ var taskProjects = map[string]struct{ tracked, ignored map[string]string }{
 	},
 	"shell": {
 		tracked: map[string]string{
-			".gitignore":         "build/\nlogs/\ntmp/\n",
+			".gitignore":         "build/\nlogs/\ntmp/\n*.log\n",
 			"README.md":          "# tools\n",
 			"install.sh":         "#!/bin/sh\nmkdir -p $PREFIX/bin\n",
 			"scripts/deploy.sh":  "#!/bin/sh\necho deploy\n",

@@ -130,7 +130,7 @@ func TestAgentTasksPromptRate(t *testing.T) {
 		tasks, quietTasks                               []string
 		report                                          []string
 	)
-	taskAsked := map[string]bool{}
+	taskAsked, taskWrong := map[string]bool{}, map[string]bool{}
 	for _, kind := range kinds {
 		var ws, current string
 		for _, c := range byKind[kind] {
@@ -157,6 +157,7 @@ func TestAgentTasksPromptRate(t *testing.T) {
 				asked++
 			case got == outAsk:
 				wrong++
+				taskWrong[c.task] = true
 				report = append(report, fmt.Sprintf("wrong ask  %s: %q (%s)\n\t\t%s", where, c.command, c.why, reasons))
 			case c.expect == outRun && got == outConfined:
 				runConfined++
@@ -179,6 +180,8 @@ func TestAgentTasksPromptRate(t *testing.T) {
 		len(tasks), total, asks, pct(asks, total), len(quietTasks), pct(len(quietTasks), len(tasks)))
 	t.Logf("of them: %d the dangerous minority (labelled ask), %d need the network (labelled ask-network), %d ask wrongly (%.1f%% of the %d ordinary commands)",
 		asked, network, wrong, pct(wrong, ordinary), ordinary)
+	t.Logf("%d tasks ask only where labelled (the network, the dangerous minority); %d tasks have a wrong ask",
+		len(tasks)-len(quietTasks)-len(taskWrong), len(taskWrong))
 	t.Logf("%d read-only commands run confined rather than as proven safe (no prompt either way)", runConfined)
 	require.GreaterOrEqual(t, len(tasks), 40, "the corpus must keep at least 40 tasks")
 	require.GreaterOrEqual(t, total, 400, "the corpus must keep at least 400 commands")
