@@ -71,6 +71,7 @@ var ruleNeeds = table[needKind]{
 	{"dynamic-name", needRun},             // a command name built at run time
 	{"dynamic-options", needRun},          // options only known at run time
 	{"dynamic-payload", needRun},          // python3 - <<EOF with $VARS, bash -c "$CMD": code only known at run time, run confined
+	{"dynamic-redirect", needWrite},       // > "$out": the kernel holds it to the workspace; what it may replace, WorkLoss weighs
 	{"function-shadows-command", needRun}, // the function runs confined
 	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
 	{"inline-code", needRun},              // python3 -c '…'
