@@ -770,6 +770,10 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on %s, so the workspace's own modules load before the installed ones", dirs, target), Rule: "module-path"})
 		return
 	}
+	if flags, ok := inertGoflags(target, as); ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sets GOFLAGS to %s, build and test options that run no other program", flags), Rule: "go-flags"})
+		return
+	}
 	if inertProgramValue(target, as) {
 		return // GIT_EDITOR=true, GIT_PAGER=cat: the program run does nothing
 	}

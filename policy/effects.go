@@ -45,6 +45,7 @@ var reasonEffects = table[string]{
 	{"fork-bomb", EffectDestroy},
 	{"function-shadows-command", EffectCode},
 	{"glob-write", EffectWrite},
+	{"go-flags", EffectEnvironment},
 	{"indirect-expansion", EffectUnseen},
 	{"inline-code", EffectCode},
 	{"interactive-shell", EffectCode},

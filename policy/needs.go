@@ -74,6 +74,7 @@ var ruleNeeds = table[needKind]{
 	{"dynamic-redirect", needWrite},       // > "$out": the kernel holds it to the workspace; what it may replace, WorkLoss weighs
 	{"function-shadows-command", needRun}, // the function runs confined
 	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
+	{"go-flags", needRun},                 // GOFLAGS=-count=1 go test: the build it changes runs confined
 	{"inline-code", needRun},              // python3 -c '…'
 	{"local-program", needRun},            // ./run.sh
 	{"make-variable", needRun},            // make CFLAGS=…: more commands in recipes make already runs confined

@@ -79,7 +79,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
 		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
 		"treeMakers":   treeMakers, // the kernel sandbox (issue 24)
-		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars,
+		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
