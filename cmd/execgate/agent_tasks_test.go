@@ -21,7 +21,7 @@ import (
 // minority's). TestAgentTasksPromptRate fails above it, so the rate
 // cannot silently get worse; lower it when a class is fixed. It was 19
 // before the classes of docs/sandbox.md's "What asks" were fixed.
-const maxWrongAsks = 6
+const maxWrongAsks = 5
 
 // Outcomes of a command in the agent tasks, and the labels they are held
 // to (testdata/corpus/README.md, "Agent tasks").
