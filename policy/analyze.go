@@ -60,6 +60,9 @@ type Segment struct {
 	// on disk (redirections and modelled write targets), for the
 	// confinement that grants them (see Needs).
 	Writes []string
+	// Redirected are the Writes the shell's redirections make: plain
+	// files, whatever the program is (git log > /tmp/log.txt).
+	Redirected []string `json:"-"`
 	// Losses are the files it deletes or replaces whole (workloss.go);
 	// LossUnknown is set when it deletes or replaces files only known
 	// at run time.
@@ -91,6 +94,13 @@ type Segment struct {
 	moved  bool
 	flags  flowFlags
 	pushed bool // recorded in the analysis's segments
+	// listNames are the name patterns a workspace listing keeps to
+	// (find -name '*.py'), all of which a listed file matches; nil when
+	// it keeps every name (see nameFilter).
+	listNames []namePattern
+	// listRoots are the directories (or files) a workspace listing looks
+	// in; nil for the whole workspace.
+	listRoots []string
 }
 
 // flowFlags describe what a segment does with its input and output, for the
@@ -210,7 +220,13 @@ type analyzer struct {
 	// stdinNames is set while walking a pipeline stage whose input is the
 	// names of files in the workspace.
 	stdinNames bool
-	lastView   *argsView // see view
+	// stdinFilter are the name patterns the listing piped in keeps to
+	// (Segment.listNames), while stdinNames is set.
+	stdinFilter []namePattern
+	stdinRoots  []string
+	// wsCreds caches lookForCredentials for the unfiltered workspace.
+	wsCreds  *string
+	lastView *argsView // see view
 	// written holds the files the program writes, so that running one of
 	// them later in the same program is not taken for running a file of
 	// the workspace: its content is the program's own, unseen.
@@ -763,6 +779,14 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 			return
 		}
 	}
+	if dirs, ok := a.workspaceModulePath(target, as); ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on %s, so the workspace's own modules load before the installed ones", dirs, target), Rule: "module-path"})
+		return
+	}
+	if flags, ok := inertGoflags(target, as); ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sets GOFLAGS to %s, build and test options that run no other program", flags), Rule: "go-flags"})
+		return
+	}
 	if inertProgramValue(target, as) {
 		return // GIT_EDITOR=true, GIT_PAGER=cat: the program run does nothing
 	}
@@ -890,10 +914,13 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 	savedNames := a.stdinNames
 	defer func() { a.stdinNames = savedNames }()
 	prevLists := false
+	var prevNames []namePattern
+	var prevRoots []string
 	for i, st := range stages {
 		a.stdinNames = i > 0 && prevLists
+		a.stdinFilter, a.stdinRoots = prevNames, prevRoots
 		segs := a.stmt(st, f, i > 0)
-		a.stdinNames = false
+		a.stdinNames, a.stdinFilter, a.stdinRoots = false, nil, nil
 		if i < len(stages)-1 {
 			for _, seg := range segs {
 				seg.lower("prints-secret", NeedsReview)
@@ -902,6 +929,10 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 		prevLists = len(segs) > 0
 		for _, seg := range segs {
 			prevLists = prevLists && seg.flags.listsWorkspace
+		}
+		prevNames, prevRoots = nil, nil
+		if len(segs) == 1 {
+			prevNames, prevRoots = segs[0].listNames, segs[0].listRoots
 		}
 		var here flowFlags
 		for _, seg := range segs {

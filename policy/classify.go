@@ -97,6 +97,10 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 	a.noteShellOptions(name, words)
 	safe := a.safeProgram(seg, name, words)
 	seg.flags.listsWorkspace = a.listsWorkspace(name, words)
+	if seg.flags.listsWorkspace {
+		seg.listNames = nameFilter(name, words)
+		seg.listRoots = a.listRoots(name, words)
+	}
 	a.inputNames(seg, name, words)
 	a.fileWrites(seg, name, words)
 	a.noteLosses(seg, name, words)
@@ -1195,11 +1199,17 @@ func (a *analyzer) workspaceFile(w word) bool {
 // cat, xargs grep): unless the input is a list of workspace files (find .,
 // git ls-files, grep -l), the names may be anything, credentials included.
 func (a *analyzer) inputNames(seg *Segment, name string, words []word) {
-	if a.stdinNames {
-		return
-	}
 	if spec := a.r.Safe.get(name); spec != nil && spec.Data {
 		return // echo, printf: the names are only text
+	}
+	if a.stdinNames {
+		// Workspace files only — and a workspace may hold its own
+		// secrets (.env): find . | xargs cat prints them as cat .env does.
+		if found := a.workspaceCredentials(a.stdinRoots, a.stdinFilter); found != "" && slices.ContainsFunc(words[1:], func(w word) bool { return w.fromStdin }) {
+			seg.flags.readsCreds = true
+			seg.add(Reason{Risk: NeedsReview, Text: "reads the workspace files its input names, and the workspace holds credentials (" + found + ")", Rule: "reads-input-names"})
+		}
+		return
 	}
 	for _, w := range words[1:] {
 		if w.fromStdin {

@@ -1,0 +1,71 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+)
+
+// A listing of workspace files piped into a reader (find . | xargs cat)
+// was safe whatever the workspace held, while cat .env asks: a workspace
+// may hold its own secrets. Now it reads them as cat .env does when the
+// workspace holds a credential file the listing's places and name tests
+// can reach (find -name '*.py' cannot list .env, grep -l … lib does not
+// look in src).
+func TestWorkspaceListingOfSecrets(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	home := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "proj")
+	for _, d := range []string{"src/node_modules", "lib"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "app.py"), []byte("x = 1\n"), 0o644))
+	readsSecrets := func(command string) bool {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
+		for _, seg := range res.Segments {
+			for _, r := range seg.Reasons {
+				if strings.Contains(r.Text, "the workspace holds credentials") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	reaching := []string{
+		"find . | xargs cat",
+		"find . -type f | xargs grep -n TOKEN",
+		"git ls-files | xargs cat",
+		"find . -name '*.py' -o -name '.e*' | xargs cat",
+		"find . ! -name '*.py' | xargs cat",
+		"find . -iname '*.ENV' | xargs cat",
+		"find src | xargs cat",
+		"grep -l x src/* | xargs cat",
+	}
+	notReaching := []string{
+		"find . -name '*.py' | xargs grep -n foo",
+		"find . -type f -name '*.py' -not -path './src/node_modules/*' | xargs wc -l",
+		"grep -rl x lib | xargs sed -i s/x/y/",
+	}
+	for _, c := range append(reaching, notReaching...) {
+		assert.False(t, readsSecrets(c), "no secrets in the workspace: %s", c)
+		if !strings.Contains(c, "sed -i") {
+			assert.Equal(t, Safe, e.Evaluate(Request{Command: c, Cwd: ws, Home: home, Policy: pol}).Risk, c)
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", ".env"), []byte("TOKEN=canary\n"), 0o600))
+	assert.NotEqual(t, Safe, e.Evaluate(Request{Command: "cat src/.env", Cwd: ws, Home: home, Policy: pol}).Risk)
+	for _, c := range reaching {
+		assert.True(t, readsSecrets(c), "the workspace holds src/.env: %s", c)
+	}
+	for _, c := range notReaching {
+		assert.False(t, readsSecrets(c), "its places and name tests cannot list src/.env: %s", c)
+	}
+}
