@@ -59,8 +59,8 @@ var toolCaches = [...]toolCache{
 	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, _ string) []string {
 		return []string{filepath.Join(cache, "golangci-lint")}
 	}},
-	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, _ string) []string {
-		return []string{filepath.Join(cache, "uv")}
+	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, ws string) []string {
+		return []string{confinedUVCache(cache, ws)}
 	}},
 }
 

@@ -49,6 +49,19 @@ func confinedGoCache(getenv func(string) string, cache, ws string) string {
 	return filepath.Join(cache, "execgate", "go-builds", hex.EncodeToString(sum[:8]))
 }
 
+// confinedUVCache is uv's cache for confined commands in the workspace
+// ws, $XDG_CACHE_HOME/execgate/uv/HASH-of-ws, set as UV_CACHE_DIR: uv's
+// own cache holds the index answers and unpacked wheels the next
+// unconfined uv sync installs from, which a confined command must not
+// write (as npm's and Poetry's are read only to it); uv needs a cache it
+// may write even to run, so it gets one of its own, per workspace as
+// Go's. A confined uv that needs a package this cache lacks needs the
+// network, which asks.
+func confinedUVCache(cache, ws string) string {
+	sum := sha256.Sum256([]byte(ws))
+	return filepath.Join(cache, "execgate", "uv", hex.EncodeToString(sum[:8]))
+}
+
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH
 // entry's pkg/mod, else ~/go/pkg/mod.
 func goModCache(getenv func(string) string, home string) string {

@@ -176,6 +176,7 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 		".cache/yarn/v6/npm-left-pad-1.3.0-integrity/node_modules/left-pad/index.js",
 		".npm/_npx/0123abcd/node_modules/prettier/index.js",
 		".cache/go-build/ab/ab12cd-d",
+		".cache/uv/wheels-v1/pypi/other/other-1.0-py3-none-any/other/__init__.py",
 		".npm/_cacache/index-v5/ab/cd/0123",
 		".cache/pypoetry/cache/repositories/PyPI/_http/a/b/entry",
 		".cache/pypoetry/artifacts/ab/cd/other-1.0-py3-none-any.whl",
@@ -206,8 +207,9 @@ print("built in", os.path.relpath(os.environ["GOCACHE"], os.path.expanduser("~")
 	require.Equal(t, 0, status, errOut)
 	assert.Equal(t, 0, w.asked)
 	for _, s := range stores {
-		if !strings.HasPrefix(s, ".cache/go-build/") {
-			// Go's own cache is not even read: confined builds use theirs.
+		if !strings.HasPrefix(s, ".cache/go-build/") && !strings.HasPrefix(s, ".cache/uv/") {
+			// Go's and uv's own caches are not even read: confined
+			// commands use theirs.
 			assert.Contains(t, out, "read "+s+"\n")
 		}
 		assert.NotContains(t, out, "wrote "+s)
