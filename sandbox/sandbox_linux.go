@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -90,7 +91,11 @@ func handledFS(abi int) uint64 {
 // systemReads are the directories holding the system's programs,
 // libraries and configuration: readable and executable.
 func systemReads() []string {
-	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap"}
+	dirs := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/snap"}
+	if os.Geteuid() == 0 {
+		return append(dirs, etcGrants("/etc", "/etc")...) // see etc_linux.go
+	}
+	return append(dirs, "/etc")
 }
 
 // kernelReads are the kernel's own views, readable only. Another
