@@ -185,7 +185,14 @@ func (a *analyzer) lookForCredentials(ws string, names []namePattern) string {
 	deadline := time.Now().Add(wsCredsMaxTime)
 	err := filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			// Unreadable: what it holds is not known.
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				// Not there, or not this user's to list: the listing,
+				// run as the same user, cannot name what is below either.
+				if d != nil && d.IsDir() && p != ws {
+					return fs.SkipDir
+				}
+				return nil
+			}
 			found = filepath.Base(p) + ": unreadable"
 			return errWSCredsDone
 		}
