@@ -34,6 +34,12 @@ type Grants struct {
 	// Network lets it open any TCP and UDP socket. The kernel cannot tell
 	// hosts apart here: a grant of some hosts is a grant of the network.
 	Network bool `json:"network,omitempty"`
+	// Loopback runs it in a private network namespace whose only
+	// interface, lo, is up: it may listen on and connect to loopback (TCP
+	// and UDP), which reaches nothing outside, and nothing else. Without
+	// Network only; where no namespace can be made it runs with no network
+	// at all, as without Loopback (see PrepareWith).
+	Loopback bool `json:"loopback,omitempty"`
 	// UnixSockets lets it create Unix sockets by path (socket(2) with
 	// AF_UNIX), which reach any socket file it can name: the hub's,
 	// docker.sock, an SSH agent's.
@@ -62,9 +68,12 @@ func (g Grants) Summary() string {
 	if len(g.Write) > 0 {
 		parts = append(parts, "writes "+strings.Join(shortPaths(g.Write), ", "))
 	}
-	if g.Network {
+	switch {
+	case g.Network:
 		parts = append(parts, "network")
-	} else {
+	case g.Loopback:
+		parts = append(parts, "a private loopback network")
+	default:
 		parts = append(parts, "no network")
 	}
 	if g.UnixSockets {
