@@ -93,6 +93,9 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	g := sandbox.Grants{
 		Workspace: ws, WriteWorkspace: n.WriteWorkspace, RunCode: n.RunCode,
 		Network: n.Network, Read: n.Read,
+		// Code that runs may listen on loopback (a test's server): in a
+		// private network namespace, that reaches nothing outside.
+		Loopback: n.RunCode && !n.Network,
 	}
 	dirs := gitDirs(ws)
 	if len(dirs) > 0 {

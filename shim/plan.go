@@ -71,12 +71,21 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 		}
 	}
 	if pl.grants != nil {
-		p, err := sandbox.Prepare(*pl.grants)
+		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: s.o.SandboxHelper})
 		if err != nil {
 			<-touched
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
 		}
 		defer p.Close()
+		// What it really gets: no private loopback where this process
+		// has no way to make one.
+		eff := p.Grants()
+		pl.grants = &eff
+		if p.NeedsChild() && pl.way == wayShellExec {
+			// Its private network is made by a child (sandbox.HelperArg):
+			// exec'd in place it would have none.
+			pl.way, pl.run.MaxBytes = wayShell, 0
+		}
 		if writesCode(pl) && len(s.planted) == 0 {
 			// What the code files are before it may change them (see
 			// planted.go); after an unacknowledged change, the record

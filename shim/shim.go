@@ -68,7 +68,17 @@ type Options struct {
 	Asker prompt.Asker
 	// Now tells the time; nil means time.Now.
 	Now func() time.Time
+	// SandboxHelper is the program that serves sandbox.HelperArg
+	// (SelfHelper in execgate's own binaries), which gives a confined
+	// command that runs code its private loopback network when this
+	// process is not root; "" gives it none (sandbox.Options).
+	SandboxHelper string
 }
+
+// SelfHelper names this process's own program as the sandbox's helper,
+// for binaries whose main serves sandbox.HelperArg: the kernel resolves
+// it at exec, so nothing is looked up on the start-up path.
+const SelfHelper = "/proc/self/exe"
 
 // IsShellName reports whether argv0 names a shell execgate stands in for:
 // its base name, without the '-' that marks a login shell, is one that
@@ -499,7 +509,8 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 		direct.Env = withCapped(d.env)
 	}
 	<-touched
-	if passthrough {
+	if passthrough && !(run.Confine != nil && run.Confine.NeedsChild()) {
+		// (A private network made by a child: see carryOut.)
 		ev := s.ev
 		ev.Event, ev.Exec = EventStarted, true
 		s.record(ev)

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/sandbox"
+)
+
+// A confined command that runs the workspace's code gets a private
+// loopback network (sandbox.Grants.Loopback): a test's own server works,
+// and nothing outside is reached.
+
+// netProbeSrc listens on both loopbacks, TCP and UDP, talks to itself,
+// then tries the host's listeners named in its arguments; it prints one
+// line per step.
+const netProbeSrc = `package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+func main() {
+	for _, a := range []string{"127.0.0.1:0", "[::1]:0"} {
+		fmt.Println("tcp", a, tcpSelf(a))
+		fmt.Println("udp", a, udpSelf(a))
+	}
+	if len(os.Args) > 2 {
+		c, err := net.DialTimeout("tcp", os.Args[1], time.Second)
+		if err == nil {
+			c.Close()
+			fmt.Println("host tcp reached")
+		}
+		if c, err := net.Dial("udp", os.Args[2]); err == nil {
+			c.Write([]byte("escaped"))
+			c.Close()
+		}
+	}
+}
+
+func tcpSelf(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Write([]byte("pong"))
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	b, err := io.ReadAll(c)
+	if err == nil && string(b) != "pong" {
+		err = fmt.Errorf("read %q", b)
+	}
+	return err
+}
+
+func udpSelf(addr string) error {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return err
+	}
+	defer pc.Close()
+	c, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.Write([]byte("ping"))
+	pc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	b := make([]byte, 8)
+	n, _, err := pc.ReadFrom(b)
+	if err == nil && string(b[:n]) != "ping" {
+		err = fmt.Errorf("read %q", b[:n])
+	}
+	return err
+}
+`
+
+const netProbeWant = "tcp 127.0.0.1:0 <nil>\nudp 127.0.0.1:0 <nil>\ntcp [::1]:0 <nil>\nudp [::1]:0 <nil>\n"
+
+// hostListeners opens a TCP and a UDP listener on the host's loopback and
+// reports whether anything reached either.
+func hostListeners(t *testing.T) (tcpAddr, udpAddr string, reached func() bool) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { pc.Close() })
+	hit := make(chan struct{}, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hit <- struct{}{}
+			c.Close()
+		}
+	}()
+	go func() {
+		b := make([]byte, 16)
+		for {
+			if _, _, err := pc.ReadFrom(b); err != nil {
+				return
+			}
+			hit <- struct{}{}
+		}
+	}()
+	return ln.Addr().String(), pc.LocalAddr().String(), func() bool {
+		select {
+		case <-hit:
+			return true
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	}
+}
+
+// buildNetProbe builds the probe into dir (outside any sandbox).
+func buildNetProbe(t *testing.T, dir string) {
+	t.Helper()
+	src := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(src, "main.go"), []byte(netProbeSrc), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("module netprobe\n\ngo 1.22\n"), 0o644))
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "netprobe"), ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+func requireConfinement(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+}
+
+// Through the real shim, as root (the thread's own namespace).
+func TestConfinedLoopbackThroughShim(t *testing.T) {
+	requireConfinement(t)
+	e := newShimEnv(t, "")
+	buildNetProbe(t, e.work)
+	tcpAddr, udpAddr, reached := hostListeners(t)
+	o := runOutcome(t, e.command(context.Background(), e.shim("bash"), "bash", "-c", "./netprobe "+tcpAddr+" "+udpAddr), "")
+	require.Equal(t, 0, o.status, "stderr: %s", o.stderr)
+	require.Equal(t, netProbeWant, o.stdout, "stderr: %s", o.stderr)
+	require.False(t, reached(), "the host's loopback listeners were reached")
+	var confined string
+	for _, ev := range e.readAudit() {
+		if ev.Confined != "" {
+			confined = ev.Confined
+		}
+	}
+	require.Contains(t, confined, "a private loopback network")
+}
+
+// As a normal user (the test runs the shim as nobody when it is root):
+// the helper in a user namespace.
+func TestConfinedLoopbackNonRootThroughShim(t *testing.T) {
+	requireConfinement(t)
+	if os.Geteuid() != 0 {
+		t.Skip("runs the shim as another user, which needs root; as this user TestConfinedLoopbackThroughShim is the same test")
+	}
+	bin := shimDir(t)
+	require.NoError(t, os.Chmod(bin, 0o755))
+	root, err := os.MkdirTemp("", "execgate-netns-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	require.NoError(t, os.Chmod(root, 0o755))
+	home, work, state := filepath.Join(root, "home"), filepath.Join(root, "home", "work"), filepath.Join(root, "state")
+	for _, d := range []string{home, work, state} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	buildNetProbe(t, work)
+	for _, d := range []string{home, work, state, filepath.Join(work, "netprobe")} {
+		require.NoError(t, os.Chown(d, 65534, 65534))
+	}
+	tcpAddr, udpAddr, reached := hostListeners(t)
+	cmd := exec.Command(filepath.Join(bin, "shims", "bash"), "-c", "./netprobe "+tcpAddr+" "+udpAddr+"; id -u; touch made")
+	cmd.Dir = work
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + state,
+		"EXECGATE_CONFIG=" + filepath.Join(home, "config.json"), "EXECGATE_AGENT=test-agent", "LC_ALL=C.UTF-8"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	o := runOutcome(t, cmd, "")
+	require.Equal(t, 0, o.status, "stderr: %s", o.stderr)
+	require.Equal(t, netProbeWant+"65534\n", o.stdout, "stderr: %s", o.stderr)
+	require.False(t, reached(), "the host's loopback listeners were reached")
+	fi, err := os.Stat(filepath.Join(work, "made"))
+	require.NoError(t, err)
+	require.Equal(t, uint32(65534), fi.Sys().(*syscall.Stat_t).Uid, "a file the command made is not the user's")
+}
+
+// The lead's repro: `go test ./...` of a project whose test starts an
+// httptest server, through the confined shim. Before the private
+// network it failed: "httptest: failed to listen on a port: … bind:
+// permission denied".
+func TestConfinedGoTestWithHttptest(t *testing.T) {
+	requireConfinement(t)
+	if testing.Short() {
+		t.Skip("compiles net/http in a fresh cache")
+	}
+	e := newShimEnv(t, "")
+	require.NoError(t, os.MkdirAll(filepath.Join(e.home(), ".cache", "go-build"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "go.mod"), []byte("module example.com/srv\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "srv_test.go"), []byte(`package srv
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestServer(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer s.Close()
+	res, err := http.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if string(b) != "hello" {
+		t.Fatalf("got %q", b)
+	}
+}
+`), 0o644))
+	env := []string{"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off", "CGO_ENABLED=0"}
+	for _, kv := range e.env {
+		if k, _, _ := strings.Cut(kv, "="); k != "GOCACHE" && k != "GOPATH" && k != "GOMODCACHE" && k != "GOFLAGS" {
+			env = append(env, kv)
+		}
+	}
+	e.env = env
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "go test ./..."), "")
+	require.Equal(t, 0, o.status, "stdout: %s\nstderr: %s", o.stdout, o.stderr)
+	require.Contains(t, o.stdout, "ok  \texample.com/srv")
+	var confined string
+	for _, ev := range e.readAudit() {
+		if ev.Confined != "" {
+			confined = ev.Confined
+		}
+	}
+	require.Contains(t, confined, "a private loopback network", "go test ran unconfined?")
+}
