@@ -321,3 +321,49 @@ func TestBashReadsRC(t *testing.T) {
 		assert.Equal(t, c.want, slices.Contains(s.ownStartupFiles(home), home+"/.bashrc"))
 	}
 }
+
+// The record of a workspace's code files is written again only when what
+// it says changed: a command that runs nothing, a read-only one and a
+// confined one that leaves the code files alone keep it as it is (each
+// rewrite was a file made and renamed on every command), while an
+// unconfined run that changes a hook still updates it, so the change is
+// not taken for planted code.
+func TestCodeRecordKeptWhileTrue(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git", "hooks"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "harmless.py"), []byte("open('out.txt', 'w').write('ok')\n"), 0o600))
+	status, _, errOut := w.run(t, "python3 harmless.py")
+	require.Equal(t, 0, status, errOut)
+	dir := filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined")
+	records, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	record := filepath.Join(dir, records[0].Name())
+	inode := func() uint64 {
+		fi, err := os.Stat(record)
+		require.NoError(t, err)
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	before := inode()
+	for _, cmd := range []string{"true", "ls", "python3 harmless.py", ":"} {
+		status, _, errOut := w.run(t, cmd)
+		require.Equal(t, 0, status, errOut)
+		assert.Equal(t, before, inode(), "%q rewrote the record", cmd)
+	}
+	// A change made unconfined (here: by the test, as an approved command
+	// would) is taken in by the next unconfined run, not asked about
+	// later.
+	w.approve = true
+	hook := filepath.Join(w.ws, ".git", "hooks", "pre-commit")
+	status, _, errOut = w.run(t, "cp harmless.py .git/hooks/pre-commit")
+	require.Equal(t, 0, status, errOut)
+	require.FileExists(t, hook)
+	w.approve = false
+	asked := w.asked
+	status, _, errOut = w.run(t, "python3 harmless.py")
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, asked, w.asked, "the approved change was recorded")
+}

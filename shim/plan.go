@@ -53,6 +53,9 @@ type plan struct {
 	// must happen before the workspace changes (a checkpoint) hooks in
 	// carryOut, knowing this.
 	writesWorkspace bool
+	// caches are the tools' cache directories made before it runs
+	// confined (see caches.go).
+	caches []string
 }
 
 // carryOut runs the plan: confinement first, on every way, or nothing
@@ -71,6 +74,7 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 		}
 	}
 	if pl.grants != nil {
+		s.makeCaches(pl.caches)
 		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: s.o.SandboxHelper})
 		if err != nil {
 			<-touched
@@ -86,10 +90,12 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			// exec'd in place it would have none.
 			pl.way, pl.run.MaxBytes = wayShell, 0
 		}
-		if writesCode(pl) && len(s.planted) == 0 {
+		if writesCode(pl) && len(s.planted) == 0 && s.codeRecord == nil {
 			// What the code files are before it may change them (see
 			// planted.go); after an unacknowledged change, the record
-			// stays the one before it.
+			// stays the one before it. A record plantedSince found true
+			// a moment ago stands: written again, it would take in a
+			// change made since.
 			s.rememberCode(pl.grants.Workspace)
 		}
 		pl.run.Confine = p
@@ -122,7 +128,8 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 // brought up to date, so that what it changed there is not taken for
 // code planted by a confined command.
 func (s *session) afterRun(pl plan, req policy.Request, status int) int {
-	if pl.grants == nil && len(s.planted) == 0 && s.sandboxStatus().Supported() {
+	ranNothing := pl.way == wayDirect && pl.direct.builtin
+	if pl.grants == nil && !ranNothing && len(s.planted) == 0 && s.sandboxStatus().Supported() {
 		ws := s.sandboxWorkspace(req.Cwd)
 		if path, err := s.snapshotPath(ws); ws != "" && err == nil {
 			if _, err := os.Stat(path); err == nil {

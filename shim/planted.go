@@ -169,7 +169,11 @@ func (s *session) plantedSince(ws string) []string {
 		// change of everything watched.
 		return []string{"(the record of " + ws + "'s code files is unreadable: " + path + ")"}
 	}
-	return old.changedSince(snapshotCode(ws, s.hookFiles(ws)))
+	changed := old.changedSince(snapshotCode(ws, s.hookFiles(ws)))
+	if len(changed) == 0 {
+		s.codeRecord = &old
+	}
+	return changed
 }
 
 // rememberCode records the watched files of ws as they are now, replacing
@@ -180,7 +184,11 @@ func (s *session) rememberCode(ws string) {
 		s.warnf("record code files: %v", err)
 		return
 	}
-	b, err := json.Marshal(snapshotCode(ws, s.hookFiles(ws)))
+	snap := snapshotCode(ws, s.hookFiles(ws))
+	if rec := s.codeRecord; rec != nil && rec.Workspace == ws && len(rec.changedSince(snap)) == 0 {
+		return // the record says this already
+	}
+	b, err := json.Marshal(snap)
 	if err != nil {
 		s.warnf("record code files: %v", err)
 		return
@@ -204,7 +212,9 @@ func (s *session) rememberCode(ws string) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		s.warnf("record code files: %v", err)
+		return
 	}
+	s.codeRecord = &snap
 }
 
 // plantedReason is the reason a command asks after planted code was seen.

@@ -147,6 +147,10 @@ type session struct {
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
 	planted []string
+	// codeRecord is the record of the workspace's code files on disk when
+	// plantedSince found the files as it says (nil otherwise): a record
+	// still true is not written again.
+	codeRecord *codeSnapshot
 	// checkpointed is the workspace the checkpoint taken before this
 	// command recorded; "" when none was taken (see nested.go).
 	checkpointed string
@@ -369,9 +373,6 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// (git push to a remote on a path, a tool's own credentials).
 		grants = s.grantsFor(req, needs)
 	}
-	if grants != nil {
-		s.makePipCache(res, req.Home)
-	}
 	if confined {
 		// Bash runs it whole, inside the sandbox: nothing to ask about
 		// command by command.
@@ -444,7 +445,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// Only output an agent reads is capped (see capture.go); the envelope,
 	// if any, is known by now.
 	capped := s.capOutput(&run, agent)
-	pl := plan{run: run, grants: grants, writesWorkspace: grants == nil || grants.WriteWorkspace}
+	pl := plan{run: run, grants: grants, writesWorkspace: grants == nil || grants.WriteWorkspace,
+		caches: s.cachesToMake(res, grants, req.Home)}
 	switch {
 	case engine:
 		pl.way = wayEngine
