@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,9 @@ import (
 // machine's kernel: their output is then the same everywhere.
 func pinSandbox(t *testing.T, can bool) {
 	t.Helper()
-	old := probeSandbox
-	t.Cleanup(func() { probeSandbox = old })
+	old, oldLoopback := probeSandbox, probeLoopback
+	t.Cleanup(func() { probeSandbox, probeLoopback = old, oldLoopback })
+	probeLoopback = func() error { return nil }
 	st := sandbox.Status{ABI: 7}
 	if !can {
 		st = sandbox.Status{Reason: "this kernel has no Landlock (forced by the test)"}
@@ -122,4 +124,20 @@ func TestCheckJSONLConfinement(t *testing.T) {
 		assert.False(t, v[1].Confinement.Confined)
 		assert.Equal(t, "ask", v[1].Decision)
 	}
+}
+
+// TestCheckSaysLoopback: check says whether a confined command that runs
+// code gets its private loopback network here, and why not; a command
+// that runs no code is told nothing of it.
+func TestCheckSaysLoopback(t *testing.T) {
+	checkEnv(t)
+	_, text, _ := checkRun(t, "", "--", "python3 repro.py")
+	assert.Contains(t, text, "network: a private loopback of its own")
+	probeLoopback = func() error { return errors.New("cannot make a user namespace: operation not permitted") }
+	_, text, _ = checkRun(t, "", "--", "python3 repro.py")
+	assert.Contains(t, text, "network: none, not even loopback: cannot make a user namespace: operation not permitted")
+	_, out, _ := checkRun(t, "", "--json", "--", "python3 repro.py")
+	assert.Contains(t, out, `"loopback":"none, not even loopback: cannot make a user namespace`)
+	_, text, _ = checkRun(t, "", "--", "echo hi > notes.txt")
+	assert.NotContains(t, text, "loopback")
 }
