@@ -75,7 +75,14 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 	}
 	if pl.grants != nil {
 		s.makeCaches(pl.caches)
-		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: s.o.SandboxHelper})
+		helper := s.o.SandboxHelper
+		if pl.way == wayEngine {
+			// The engine starts each command with os/exec on a confined
+			// thread, never through the helper: where only the helper
+			// could make the private network, say there is none.
+			helper = ""
+		}
+		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: helper})
 		if err != nil {
 			<-touched
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/execgate/execgate/sandbox"
+	"github.com/execgate/execgate/shim"
 )
 
 // A confined command that runs the workspace's code gets a private
@@ -210,6 +212,38 @@ func TestConfinedLoopbackNonRootThroughShim(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(work, "made"))
 	require.NoError(t, err)
 	require.Equal(t, uint32(65534), fi.Sys().(*syscall.Stat_t).Uid, "a file the command made is not the user's")
+
+	// A lone program, which the shim would exec in place without bash, and
+	// bash, which it would exec in place, run as children instead: exec'd,
+	// they would have no namespace.
+	env := cmd.Env
+	// Output to a file, not a pipe an agent reads: nothing to cap, so the
+	// shim would exec the program, or bash, in place.
+	for i, program := range []string{"./netprobe " + tcpAddr + " " + udpAddr, "./netprobe '" + tcpAddr + "' \"" + udpAddr + "\""} {
+		cmd := exec.Command(filepath.Join(bin, "shims", "bash"), "-c", program)
+		cmd.Dir, cmd.Env = work, env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		outPath := filepath.Join(root, fmt.Sprintf("passthrough%d.out", i))
+		outFile, err := os.Create(outPath)
+		require.NoError(t, err)
+		defer outFile.Close()
+		var errb strings.Builder
+		cmd.Stdout, cmd.Stderr = outFile, &errb
+		require.NoError(t, cmd.Run(), "stderr: %s", errb.String())
+		got, err := os.ReadFile(outPath)
+		require.NoError(t, err)
+		require.Equal(t, netProbeWant, string(got), "%s: stderr: %s", program, errb.String())
+		require.False(t, reached(), "the host's loopback listeners were reached")
+	}
+	var direct bool
+	l := shim.AuditLog{Path: filepath.Join(state, "execgate", "audit.jsonl")}
+	require.NoError(t, l.Read(time.Time{}, func(ev shim.Event, _ []byte) error {
+		if strings.HasPrefix(ev.Command, "./netprobe") && ev.Direct {
+			direct = true
+		}
+		return nil
+	}))
+	require.True(t, direct, "the lone program did not run without bash")
 }
 
 // The lead's repro: `go test ./...` of a project whose test starts an
