@@ -40,6 +40,11 @@ type Grants struct {
 	// Network only; where no namespace can be made it runs with no network
 	// at all, as without Loopback (see PrepareWith).
 	Loopback bool `json:"loopback,omitempty"`
+	// Proxy, with Loopback, is the address (127.0.0.1:PORT) of a TCP
+	// listener made inside the private network and handed to
+	// Options.OnProxy: the shim's proxy to the agent's allowed hosts,
+	// served from outside.
+	Proxy string `json:"proxy,omitempty"`
 	// UnixSockets lets it create Unix sockets by path (socket(2) with
 	// AF_UNIX), which reach any socket file it can name: the hub's,
 	// docker.sock, an SSH agent's.
@@ -71,6 +76,8 @@ func (g Grants) Summary() string {
 	switch {
 	case g.Network:
 		parts = append(parts, "network")
+	case g.Loopback && g.Proxy != "":
+		parts = append(parts, "a private loopback network; the allowed hosts through a proxy")
 	case g.Loopback:
 		parts = append(parts, "a private loopback network")
 	default:
@@ -147,10 +154,16 @@ func within(p, dir string) bool {
 // private TMPDIR, when g has one: programs put their scratch files there
 // instead of in /tmp, which a confined command cannot write.
 func (g Grants) Environ(env []string) []string {
-	if g.TempDir == "" {
-		return env
+	if g.TempDir != "" {
+		env = setEnv(env, g.TempDir, "TMPDIR")
 	}
-	return setEnv(env, g.TempDir, "TMPDIR")
+	if g.Proxy != "" && g.Loopback {
+		// The proxy is the only way out of the private network; local
+		// servers (a test's) are reached directly.
+		env = setEnv(env, "http://"+g.Proxy, "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
+		env = setEnv(env, "localhost,127.0.0.1,::1", "NO_PROXY", "no_proxy")
+	}
+	return env
 }
 
 // setEnv sets each name to value in env, in place of an existing entry or

@@ -20,7 +20,8 @@ const probeArg = "probe"
 
 // HelperMain is the helper's whole life, in a child started by
 // Prepared.ForkExec in new user and network namespaces: args are
-// [program, HelperArg, grants-fd, status-fd, path, argv…]. It reads the
+// [program, HelperArg, grants-fd, status-fd, proxy-fd or -1, path,
+// argv…]. It reads the
 // grants whole from grants-fd, brings lo up, drops every capability,
 // confines itself and execs path; anything that fails is written to
 // status-fd (close-on-exec, so the parent sees EOF once the command runs)
@@ -35,16 +36,20 @@ func HelperMain(args []string) {
 		}
 		os.Exit(0)
 	}
-	if len(args) < 6 {
+	if len(args) < 7 {
 		os.Exit(126)
 	}
 	gfd, err1 := strconv.Atoi(args[2])
 	sfd, err2 := strconv.Atoi(args[3])
-	if err1 != nil || err2 != nil || gfd < 3 || sfd < 3 {
+	pfd, err3 := strconv.Atoi(args[4])
+	if err1 != nil || err2 != nil || err3 != nil || gfd < 3 || sfd < 3 || (pfd != -1 && pfd < 3) {
 		os.Exit(126)
 	}
 	unix.CloseOnExec(gfd)
 	unix.CloseOnExec(sfd)
+	if pfd >= 0 {
+		unix.CloseOnExec(pfd)
+	}
 	status := os.NewFile(uintptr(sfd), "status")
 	fail := func(prefix, msg string, code int) {
 		status.WriteString(prefix + msg)
@@ -59,6 +64,19 @@ func HelperMain(args []string) {
 		// configure: AppArmor's restricted user namespaces): no network
 		// at all, as without Loopback.
 		g.Loopback = false
+	} else if g.Proxy != "" && pfd >= 0 {
+		// The proxy's listener, made here and served from outside.
+		ln, err := listenTCP(g.Proxy)
+		if err == nil {
+			err = sendFd(pfd, ln)
+			unix.Close(ln)
+		}
+		if err != nil {
+			fail(statusMessage, err.Error(), 126)
+		}
+	}
+	if pfd >= 0 {
+		unix.Close(pfd)
 	}
 	p, err := prepare(g)
 	if err != nil {
@@ -70,7 +88,7 @@ func HelperMain(args []string) {
 	if err := p.applyRules(); err != nil {
 		fail(statusMessage, err.Error(), 126)
 	}
-	err = syscall.Exec(args[4], args[5:], os.Environ())
+	err = syscall.Exec(args[5], args[6:], os.Environ())
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		fail(statusMessage, fmt.Sprint(err), 127)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"runtime"
 	"slices"
@@ -50,6 +51,9 @@ type Options struct {
 	// in execgate). "" leaves a process without CAP_SYS_ADMIN no way to
 	// make a private loopback network: its commands get none.
 	Helper string
+	// OnProxy receives the listener Grants.Proxy asks for, once per
+	// private network made (in the starting goroutine); it owns it.
+	OnProxy func(*os.File)
 }
 
 // netMode is how a Prepared makes its private network.
@@ -63,9 +67,10 @@ const (
 
 // netState is a Prepared's private network.
 type netState struct {
-	mode   netMode
-	helper string
-	mu     sync.Mutex
+	mode    netMode
+	helper  string
+	onProxy func(*os.File)
+	mu      sync.Mutex
 	// fd is the namespace the first confined thread made (netThread), -1
 	// before.
 	fd int
@@ -110,6 +115,9 @@ func prepareNet(g Grants, o Options, mode netMode) (*Prepared, error) {
 	if mode == netNone {
 		g.Loopback = false
 	}
+	if !g.Loopback || o.OnProxy == nil {
+		g.Proxy = ""
+	}
 	if mode == netHelper {
 		// The helper builds the ruleset in the child; this process builds
 		// one only when the child cannot be made (fallback).
@@ -118,13 +126,13 @@ func prepareNet(g Grants, o Options, mode netMode) (*Prepared, error) {
 			return nil, errors.New(st.Reason)
 		}
 		return &Prepared{grants: g.Normalize(), abi: st.ABI, ruleset: -1,
-			net: netState{mode: netHelper, helper: o.Helper, fd: -1}}, nil
+			net: netState{mode: netHelper, helper: o.Helper, fd: -1, onProxy: o.OnProxy}}, nil
 	}
 	p, err := prepare(g)
 	if err != nil {
 		return nil, err
 	}
-	p.net.mode = mode
+	p.net.mode, p.net.onProxy = mode, o.OnProxy
 	return p, nil
 }
 
@@ -178,8 +186,75 @@ func (p *Prepared) joinNet() error {
 	if err != nil {
 		return fmt.Errorf("open the network namespace: %w", err)
 	}
+	if p.grants.Proxy != "" {
+		ln, err := listenTCP(p.grants.Proxy)
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		p.net.onProxy(os.NewFile(uintptr(ln), "proxy"))
+	}
 	p.net.fd = fd
 	return nil
+}
+
+// listenTCP makes a listening TCP socket (close-on-exec) at addr, an
+// IPv4 address and port, in the calling thread's network namespace.
+func listenTCP(addr string) (int, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return -1, fmt.Errorf("proxy listener %q: want 127.0.0.1:PORT", addr)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("proxy listener: %w", err)
+	}
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("proxy listener %s: %w", addr, err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("proxy listener %s: %w", addr, err)
+	}
+	return fd, nil
+}
+
+// sendFd sends fd over the Unix socket sock (SCM_RIGHTS).
+func sendFd(sock, fd int) error {
+	return unix.Sendmsg(sock, []byte{1}, unix.UnixRights(fd), nil, 0)
+}
+
+// recvFd receives one descriptor sent by sendFd, close-on-exec; -1 when
+// the other end closed without sending one.
+func recvFd(sock int) (int, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		if n == 0 && oobn == 0 {
+			return -1, nil
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return -1, fmt.Errorf("proxy listener: no descriptor received")
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, f := range fds {
+				unix.Close(f)
+			}
+			return -1, fmt.Errorf("proxy listener: no descriptor received")
+		}
+		return fds[0], nil
+	}
 }
 
 // fallback records why the private network could not be made and returns
@@ -309,10 +384,28 @@ func (p *Prepared) viaHelper(path string, argv []string, attr *syscall.ProcAttr)
 	a.Sys = &sys
 	a.Files = append(slices.Clip(attr.Files), gr.Fd(), sw.Fd())
 	n := len(attr.Files)
-	hargv := append([]string{p.net.helper, HelperArg, strconv.Itoa(n), strconv.Itoa(n + 1), path}, argv...)
+	pfd, parent, child := "-1", -1, -1
+	if p.grants.Proxy != "" {
+		// The helper makes the proxy's listener inside the namespace and
+		// sends it back over this pair.
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			gr.Close()
+			sw.Close()
+			return 0, false, fmt.Errorf("proxy socket pair: %w", err)
+		}
+		parent, child = pair[0], pair[1]
+		defer unix.Close(parent)
+		a.Files = append(a.Files, uintptr(child))
+		pfd = strconv.Itoa(n + 2)
+	}
+	hargv := append([]string{p.net.helper, HelperArg, strconv.Itoa(n), strconv.Itoa(n + 1), pfd, path}, argv...)
 	pid, err = syscall.ForkExec(p.net.helper, hargv, &a)
 	gr.Close()
 	sw.Close()
+	if child >= 0 {
+		unix.Close(child) // the helper's end only: EOF here once it is done with it
+	}
 	runtime.KeepAlive(gr)
 	runtime.KeepAlive(sw)
 	if err != nil {
@@ -322,6 +415,11 @@ func (p *Prepared) viaHelper(path string, argv []string, attr *syscall.ProcAttr)
 	// that died early makes this fail with EPIPE, and says why below.
 	gw.Write(data)
 	gw.Close()
+	if parent >= 0 {
+		if fd, err := recvFd(parent); err == nil && fd >= 0 {
+			p.net.onProxy(os.NewFile(uintptr(fd), "proxy"))
+		}
+	}
 	msg, _ := io.ReadAll(sr)
 	if len(msg) == 0 {
 		return pid, true, nil // exec'd: the pipe was close-on-exec

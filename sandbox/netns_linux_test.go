@@ -529,3 +529,55 @@ func TestLoopbackNonRoot(t *testing.T) {
 		t.Fatalf("as a normal user (%v):\n%s\nwant:\n%s", err, out, want)
 	}
 }
+
+// The proxy's listener is made inside the command's private network and
+// handed out: what the command sends to it arrives outside, by either
+// way of making the network.
+func TestProxyListenerHandedOut(t *testing.T) {
+	w, g := netWorld(t)
+	g.Proxy = "127.0.0.1:3128"
+	exe, _ := os.Executable()
+	for name, mode := range ways(t) {
+		t.Run(name, func(t *testing.T) {
+			got := make(chan string, 1)
+			var lns []net.Listener
+			p, err := prepareNet(g, Options{Helper: exe, OnProxy: func(f *os.File) {
+				ln, err := net.FileListener(f)
+				f.Close()
+				if err != nil {
+					got <- err.Error()
+					return
+				}
+				lns = append(lns, ln)
+				go func() {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					b, _ := io.ReadAll(c)
+					c.Close()
+					got <- string(b)
+				}()
+			}}, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			out, err := runForked(p, "/bin/bash", []string{"bash", "-c", "echo through > /dev/tcp/127.0.0.1/3128"}, w.ws, []string{"PATH=/usr/bin:/bin"})
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			select {
+			case s := <-got:
+				if s != "through\n" {
+					t.Fatalf("the listener outside got %q", s)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("nothing reached the listener handed out")
+			}
+			for _, ln := range lns {
+				ln.Close()
+			}
+		})
+	}
+}
