@@ -97,6 +97,11 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// private network namespace, that reaches nothing outside.
 		Loopback: n.RunCode && !n.Network,
 	}
+	if g.Loopback && len(s.extra.Hosts) > 0 {
+		// And reach the agent's allowed hosts through the proxy
+		// (hostproxy.go): pip, npm or go fetching from their registries.
+		g.Proxy = proxyAddr
+	}
 	dirs := gitDirs(ws)
 	if len(dirs) > 0 {
 		// A worktree's or submodule's repository lives elsewhere (a .git

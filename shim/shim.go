@@ -27,6 +27,7 @@ import (
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/hostproxy"
 	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
@@ -143,6 +144,9 @@ type session struct {
 	sawRefusal bool
 	// extra is the agent's addition to the sandbox (agents.NAME.sandbox).
 	extra config.SandboxConfig
+	// proxy serves the allowed hosts to the command running now (nil
+	// without them; hostproxy.go).
+	proxy *hostproxy.Proxy
 	// planted lists the code files of the workspace that changed since a
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
@@ -628,6 +632,9 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 		s.warnf("run: %v", err)
 	}
 	s.sawRefusal = refusalIn(res.Tail)
+	if s.proxy != nil {
+		ev.Hosts, ev.HostsRefused = s.proxy.Reached(), s.proxy.Refused()
+	}
 	ms := res.Duration.Milliseconds()
 	status := res.ExitStatus
 	ev.ExitStatus, ev.DurationMs = &status, &ms

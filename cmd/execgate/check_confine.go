@@ -95,13 +95,16 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 	case cj.Loopback != "":
 		fmt.Fprintf(w, "network: %s\n", cj.Loopback)
 	}
-	if cj.Sandbox == "" && (len(cj.Extra.Read) > 0 || len(cj.Extra.Write) > 0) {
+	if cj.Sandbox == "" && (len(cj.Extra.Read) > 0 || len(cj.Extra.Write) > 0 || len(cj.Extra.Hosts) > 0) {
 		var also []string
 		if len(cj.Extra.Read) > 0 {
 			also = append(also, "reads "+strings.Join(cj.Extra.Read, ", "))
 		}
 		if len(cj.Extra.Write) > 0 {
 			also = append(also, "writes "+strings.Join(cj.Extra.Write, ", ")+" (when it writes)")
+		}
+		if len(cj.Extra.Hosts) > 0 {
+			also = append(also, "reaches "+strings.Join(cj.Extra.Hosts, ", ")+" through the proxy (when it runs code)")
 		}
 		fmt.Fprintf(w, "the agent's sandbox setting adds: %s\n", strings.Join(also, "; "))
 	}

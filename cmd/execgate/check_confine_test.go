@@ -100,6 +100,20 @@ func TestCheckShowsSandboxSetting(t *testing.T) {
 	assert.Equal(t, []string{"/srv/out"}, v.Confinement.Extra.Write)
 }
 
+// TestCheckShowsAllowedHosts: check says which hosts a code-running
+// command reaches through the proxy, and drops a malformed entry with a
+// warning rather than allowing it.
+func TestCheckShowsAllowedHosts(t *testing.T) {
+	checkEnv(t)
+	cfg := filepath.Join(t.TempDir(), "exec-approvals.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"version": 1, "agents": {"test": {"sandbox": {"hosts": ["pypi.org", "*.pythonhosted.org", "localhost"]}}}}`), 0o600))
+	var out, errb bytes.Buffer
+	code := run([]string{"execgate", "--config", cfg, "--agent", "test", "check", "--cwd", "/home/agent/project", "--", "python3 repro.py"}, strings.NewReader(""), &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, out.String(), "the agent's sandbox setting adds: reaches *.pythonhosted.org, pypi.org through the proxy (when it runs code)\n")
+	assert.Contains(t, errb.String(), `"localhost"`)
+}
+
 // TestCheckJSONLConfinement: --jsonl answers each line as check answers
 // one command — confined where the shim would confine it.
 func TestCheckJSONLConfinement(t *testing.T) {

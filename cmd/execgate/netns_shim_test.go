@@ -300,3 +300,127 @@ func TestServer(t *testing.T) {
 	}
 	require.Contains(t, confined, "a private loopback network", "go test ran unconfined?")
 }
+
+// hostAddr is an address of this machine other than loopback (a
+// confined command's proxy settings leave loopback direct), on which the
+// tests' stand-in hosts listen.
+func hostAddr(t *testing.T) string {
+	ifs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	for _, a := range ifs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no address but loopback to stand in for a host")
+	return ""
+}
+
+// standIn is a host: an HTTP server answering "hello" to anything, which
+// counts what it served.
+func standIn(t *testing.T, ip string) (addr string, served func() int) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	n := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b := make([]byte, 4096)
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if k, _ := c.Read(b); k > 0 {
+					n <- struct{}{}
+					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n"))
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() int {
+		count := 0
+		for {
+			select {
+			case <-n:
+				count++
+			case <-time.After(200 * time.Millisecond):
+				return count
+			}
+		}
+	}
+}
+
+// A confined command that runs code reaches its agent's allowed hosts
+// through the shim's proxy, plain HTTP and CONNECT; a host not allowed
+// gets the proxy's 403 and the command sees the failure; nothing is
+// reached around the proxy; the audit log records both.
+func TestConfinedAllowedHostsThroughShim(t *testing.T) {
+	requireConfinement(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	ip := hostAddr(t)
+	allowed, servedAllowed := standIn(t, ip)
+	other, servedOther := standIn(t, ip)
+	script := `#!/bin/sh
+curl -sS -f http://` + allowed + `/simple/; echo "plain rc=$?"
+curl -sS -f -p http://` + allowed + `/simple/; echo "connect rc=$?"
+curl -sS -f http://` + other + `/; echo "refused rc=$?"
+curl -sS --noproxy '*' --max-time 2 http://` + other + `/ 2>/dev/null; echo "around rc=$?"
+`
+	for _, nobody := range []bool{false, true} {
+		name := "root"
+		if nobody {
+			name = "nobody"
+		}
+		t.Run(name, func(t *testing.T) {
+			if nobody && os.Geteuid() != 0 {
+				t.Skip("runs the shim as another user, which needs root")
+			}
+			root, err := os.MkdirTemp("", "execgate-hosts-")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(root) })
+			require.NoError(t, os.Chmod(root, 0o755))
+			home, work, state := filepath.Join(root, "home"), filepath.Join(root, "home", "work"), filepath.Join(root, "state")
+			for _, d := range []string{home, work, state} {
+				require.NoError(t, os.MkdirAll(d, 0o755))
+			}
+			cfg := filepath.Join(home, "config.json")
+			require.NoError(t, os.WriteFile(cfg, []byte(`{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["`+allowed+`"]}}}}`), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(work, "fetch.sh"), []byte(script), 0o755))
+			bin := shimDir(t)
+			cmd := exec.Command(filepath.Join(bin, "shims", "bash"), "-c", "./fetch.sh")
+			cmd.Dir = work
+			cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_STATE_HOME=" + state,
+				"EXECGATE_CONFIG=" + cfg, "EXECGATE_AGENT=test-agent", "LC_ALL=C.UTF-8"}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if nobody {
+				require.NoError(t, os.Chmod(bin, 0o755))
+				for _, d := range []string{home, work, state, filepath.Join(work, "fetch.sh")} {
+					require.NoError(t, os.Chown(d, 65534, 65534))
+				}
+				cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+			}
+			o := runOutcome(t, cmd, "")
+			require.Equal(t, 0, o.status, "stderr: %s", o.stderr)
+			require.Equal(t, "hello\nplain rc=0\nhello\nconnect rc=0\nrefused rc=22\naround rc=7\n", o.stdout, "stderr: %s", o.stderr)
+			require.Equal(t, 2, servedAllowed(), "the allowed host was not reached twice")
+			require.Equal(t, 0, servedOther(), "a host not allowed was reached")
+			var fin *shim.Event
+			l := shim.AuditLog{Path: filepath.Join(state, "execgate", "audit.jsonl")}
+			require.NoError(t, l.Read(time.Time{}, func(ev shim.Event, _ []byte) error {
+				if ev.Event == shim.EventFinished {
+					fin = &ev
+				}
+				return nil
+			}))
+			require.NotNil(t, fin)
+			require.Equal(t, []string{allowed}, fin.Hosts)
+			require.Equal(t, []string{other}, fin.HostsRefused)
+			require.Contains(t, fin.Confined, "a private loopback network")
+		})
+	}
+}
