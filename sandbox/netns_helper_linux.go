@@ -124,6 +124,13 @@ func dropAllCaps() error {
 		if errors.Is(err, unix.EINVAL) {
 			break // past the last capability this kernel knows
 		}
+		if errors.Is(err, unix.EPERM) && os.Geteuid() != 0 {
+			// The namespace's capabilities are not ours to use (Ubuntu's
+			// AppArmor restricts unprivileged user namespaces so). Not
+			// uid 0, with no_new_privs and nothing permitted, inheritable
+			// or ambient (below), the command gains none at its exec.
+			break
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox helper: drop capability %d: %w", c, err)
 		}

@@ -70,7 +70,10 @@ type netState struct {
 	mode    netMode
 	helper  string
 	onProxy func(*os.File)
-	mu      sync.Mutex
+	// plainHelper starts the helper without new namespaces: tests use it
+	// to stand for a namespace whose capabilities cannot be used.
+	plainHelper bool
+	mu          sync.Mutex
 	// fd is the namespace the first confined thread made (netThread), -1
 	// before.
 	fd int
@@ -372,15 +375,17 @@ func (p *Prepared) viaHelper(path string, argv []string, attr *syscall.ProcAttr)
 	if attr.Sys != nil {
 		sys = *attr.Sys
 	}
-	sys.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWNET
-	uid, gid := os.Geteuid(), os.Getegid()
-	sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	sys.GidMappingsEnableSetgroups = false
-	// The user namespace gives the child every capability, which its exec
-	// of the helper (not uid 0 there) would lose: the helper needs these
-	// two, to bring lo up and to drop the rest.
-	sys.AmbientCaps = helperCaps()
+	if !p.net.plainHelper {
+		sys.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWNET
+		uid, gid := os.Geteuid(), os.Getegid()
+		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		sys.GidMappingsEnableSetgroups = false
+		// The user namespace gives the child every capability, which its
+		// exec of the helper (not uid 0 there) would lose: the helper
+		// needs these two, to bring lo up and to drop the rest.
+		sys.AmbientCaps = helperCaps()
+	}
 	a.Sys = &sys
 	a.Files = append(slices.Clip(attr.Files), gr.Fd(), sw.Fd())
 	n := len(attr.Files)

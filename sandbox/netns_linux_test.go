@@ -581,3 +581,52 @@ func TestProxyListenerHandedOut(t *testing.T) {
 		})
 	}
 }
+
+// A helper whose capabilities cannot be used (lo cannot be brought up, the
+// bounding set cannot be dropped: Ubuntu's restricted user namespaces)
+// runs the command with the confinement it has without Loopback, rather
+// than refusing it. Stood for by a helper started as nobody without new
+// namespaces.
+func TestHelperWithoutCapabilitiesFallsBack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("starts the helper as another user, which needs root")
+	}
+	_, g := netWorld(t)
+	dir, err := os.MkdirTemp("", "sandbox-nocaps-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	exe, _ := os.Executable()
+	bin := filepath.Join(dir, "sandbox.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, 65534, 65534)
+	g.Workspace, g.TempDir, g.Read = ws, "", []string{dir}
+	p := prepareFor(t, g, netHelper)
+	p.net.helper, p.net.plainHelper = bin, true
+	r, wr, _ := os.Pipe()
+	defer r.Close()
+	attr := &syscall.ProcAttr{Dir: ws, Env: []string{actVar + "=self"}, Files: []uintptr{0, wr.Fd(), wr.Fd()},
+		Sys: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}}
+	pid, release, err := p.ForkExec(bin, []string{bin}, attr)
+	defer release()
+	wr.Close()
+	if err != nil {
+		t.Fatalf("refused instead of falling back: %v", err)
+	}
+	out, _ := io.ReadAll(r)
+	var ws2 syscall.WaitStatus
+	syscall.Wait4(pid, &ws2, 0, nil)
+	if strings.Contains(string(out), "ok ") || !strings.Contains(string(out), "fail tcp 127.0.0.1:0") {
+		t.Fatalf("without usable capabilities:\n%s", out)
+	}
+}
