@@ -31,6 +31,9 @@ type Grants struct {
 	Write []string `json:"write,omitempty"`
 	// Caches lists the build caches it may write (Go's, npm's, pip's…).
 	Caches []string `json:"caches,omitempty"`
+	// Env sets variables for the command ("NAME=value"): where a cache
+	// is the sandbox's own rather than the one unconfined programs use.
+	Env []string `json:"env,omitempty"`
 	// Network lets it open any TCP and UDP socket. The kernel cannot tell
 	// hosts apart here: a grant of some hosts is a grant of the network.
 	Network bool `json:"network,omitempty"`
@@ -151,11 +154,17 @@ func within(p, dir string) bool {
 }
 
 // Environ returns env with the temporary directory variables set to the
-// private TMPDIR, when g has one: programs put their scratch files there
-// instead of in /tmp, which a confined command cannot write.
+// private TMPDIR, when g has one (programs put their scratch files there
+// instead of in /tmp, which a confined command cannot write), and with g's
+// own variables set.
 func (g Grants) Environ(env []string) []string {
 	if g.TempDir != "" {
 		env = setEnv(env, g.TempDir, "TMPDIR")
+	}
+	for _, kv := range g.Env {
+		if name, value, ok := strings.Cut(kv, "="); ok && name != "" {
+			env = setEnv(env, value, name)
+		}
 	}
 	if g.Proxy != "" && g.Loopback {
 		// The proxy is the only way out of the private network; local

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -71,6 +72,9 @@ func (s *session) checkpointIfWrites(ctx context.Context, req policy.Request, re
 	case err == nil:
 		s.checkpointed = root
 	case s.coveredByOuterCheckpoint(root, err):
+		// The outer checkpoint covers what this one runs too: said on
+		// to a shim nested deeper (pyenv's script, then pyenv's own).
+		s.checkpointed = filepath.Clean(s.getenv(checkpointedEnv))
 		s.log.Debug("checkpoint: inside a confined command whose workspace was checkpointed before it started", "workspace", root)
 		return nil
 	default:

@@ -14,18 +14,43 @@ import "path/filepath"
 // pnpm's package metadata. A confined command may read them — builds
 // need the modules — but not change them: what it would write there needs
 // the network anyway (a download), which is not confined.
-func codeStores(getenv func(string) string, home, cache, gopath string) []string {
-	mod := filepath.Join(gopath, "pkg", "mod")
-	if v := getenv("GOMODCACHE"); v != "" && filepath.IsAbs(v) {
-		mod = v
-	}
+func codeStores(getenv func(string) string, home, cache string) []string {
 	return []string{
-		mod,
+		goModCache(getenv, home),
 		filepath.Join(home, ".cargo", "registry"), filepath.Join(home, ".cargo", "git"),
 		filepath.Join(cache, "pip"), filepath.Join(cache, "pypoetry"),
 		filepath.Join(cache, "pre-commit"), filepath.Join(cache, "node-gyp"),
 		filepath.Join(cache, "yarn"), filepath.Join(cache, "pnpm"),
 	}
+}
+
+// confinedGoCache is the build cache of confined Go commands,
+// $XDG_CACHE_HOME/execgate/go-build, set as their GOCACHE; "" when go is
+// told to keep none (GOCACHE=off). Go trusts what its build cache holds:
+// an entry is found by a hash of its inputs, and its output — compiled
+// code — is linked as it is. A confined command writing the cache that
+// unconfined builds use (the user's own, an approved go install) could
+// rewrite the compiled standard library it just built, and the next build
+// outside the sandbox would link it. So confined builds keep a cache of
+// their own, which no unconfined build reads; it starts cold once.
+func confinedGoCache(getenv func(string) string, cache string) string {
+	if v := getenv("GOCACHE"); v != "" && !filepath.IsAbs(v) {
+		return ""
+	}
+	return filepath.Join(cache, "execgate", "go-build")
+}
+
+// goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH
+// entry's pkg/mod, else ~/go/pkg/mod.
+func goModCache(getenv func(string) string, home string) string {
+	if v := getenv("GOMODCACHE"); v != "" && filepath.IsAbs(v) {
+		return v
+	}
+	gopath := filepath.Join(home, "go")
+	if v := getenv("GOPATH"); v != "" {
+		gopath = filepath.SplitList(v)[0]
+	}
+	return filepath.Join(gopath, "pkg", "mod")
 }
 
 // gitXDGFiles are the files git reads from its XDG directory: its

@@ -138,6 +138,10 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// A command that runs code builds, caches and keeps scratch
 		// files; a read-only one needs none of that.
 		g.Caches = caches.write
+		g.Env = caches.env
+		if d := goModStatDir(s.getenv, req.Home, ws); d != "" {
+			g.Caches = append(g.Caches, d)
+		}
 		if dir, err := privateTemp(ws, req.Home); err == nil {
 			g.TempDir = dir
 		} else {
@@ -277,7 +281,11 @@ func scratchFile(p string) error {
 
 // cacheSet is what the toolchains need: caches to write, toolchains and
 // their configuration to read.
-type cacheSet struct{ read, write []string }
+type cacheSet struct {
+	read, write []string
+	// env points the tools at the sandbox's own caches.
+	env []string
+}
 
 // toolchains lists the caches and toolchains of Go, Python, Node, Rust
 // and git under home, by their variables or their default places. Only
@@ -303,15 +311,18 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 		return def
 	}
 	npmCache := or("npm_config_cache", h(".npm"))
-	c.write = []string{
-		or("GOCACHE", filepath.Join(cache, "go-build")),
+	if gc := confinedGoCache(getenv, cache); gc != "" {
+		c.write = append(c.write, gc)
+		c.env = append(c.env, "GOCACHE="+gc)
+	}
+	c.write = append(c.write,
 		filepath.Join(npmCache, "_cacache"), filepath.Join(npmCache, "_logs"),
 		filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts"), filepath.Join(cache, "uv"),
 		filepath.Join(cache, "golangci-lint"),
-	}
+	)
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
-	c.read = append(c.read, codeStores(getenv, home, cache, gopath)...)
+	c.read = append(c.read, codeStores(getenv, home, cache)...)
 	// npm's cache is content checked (_cacache) and its logs are logs;
 	// the rest of it is code npx runs again unchecked (_npx).
 	c.read = append(c.read, npmCache)

@@ -106,9 +106,9 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			s.rememberCode(pl.grants.Workspace)
 		}
 		pl.run.Confine = p
-		pl.run.Env = s.markCheckpointed(pl.grants.Environ(environOr(pl.run.Env, s.o.Environ)))
+		pl.run.Env = markConfined(s.markCheckpointed(pl.grants.Environ(environOr(pl.run.Env, s.o.Environ))), pl.grants.Workspace)
 		if pl.way == wayDirect {
-			pl.direct.env = s.markCheckpointed(pl.grants.Environ(pl.direct.env))
+			pl.direct.env = markConfined(s.markCheckpointed(pl.grants.Environ(pl.direct.env)), pl.grants.Workspace)
 		}
 		s.ev.Confined = pl.grants.Summary()
 	}

@@ -160,8 +160,10 @@ func TestGitDirsOfRealWorktreeAndSubmodule(t *testing.T) {
 // Caches that hold code other projects run later, unconfined and
 // unchecked, are readable to a confined command but not writable: a
 // module's source in GOMODCACHE (compiled by the next go build anywhere),
-// a .pth in a Poetry environment, a pre-commit hook's environment. Go's
-// build cache stays writable: confined builds fill it.
+// a .pth in a Poetry environment, a pre-commit hook's environment, and Go's
+// build cache, whose compiled entries the next go build outside the
+// sandbox links as they are. Confined builds fill a cache of their own,
+// named by GOCACHE.
 func TestConfinedCodeStoresReadOnly(t *testing.T) {
 	requireSandbox(t)
 	w := newConfinedWorld(t)
@@ -173,13 +175,16 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 		".cargo/registry/src/index/other-1.0.0/build.rs",
 		".cache/yarn/v6/npm-left-pad-1.3.0-integrity/node_modules/left-pad/index.js",
 		".npm/_npx/0123abcd/node_modules/prettier/index.js",
+		".cache/go-build/ab/ab12cd-d",
 	}
 	for _, s := range stores {
 		p := filepath.Join(w.home, s)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte("original\n"), 0o644))
 	}
-	require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".cache", "go-build"), 0o755))
+	// As an earlier confined go build left it (the shim makes it before
+	// one: caches.go).
+	require.NoError(t, os.MkdirAll(filepath.Join(w.home, ".cache", "execgate", "go-build"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os, sys
 for s in sys.stdin.read().split():
     p = os.path.join(os.path.expanduser("~"), s)
@@ -191,21 +196,24 @@ for s in sys.stdin.read().split():
         print("wrote", s)
     except OSError as e:
         print("refused", s, e.strerror)
-open(os.path.expanduser("~/.cache/go-build/entry"), "w").write("built\n")
-print("built")
+open(os.path.join(os.environ["GOCACHE"], "entry"), "w").write("built\n")
+print("built in", os.path.relpath(os.environ["GOCACHE"], os.path.expanduser("~")))
 `), 0o600))
-	status, out, errOut := w.run(t, "echo "+strings.Join(append(stores, ".cache/go-build/entry"), " ")+" | python3 plant.py")
+	status, out, errOut := w.run(t, "echo "+strings.Join(stores, " ")+" | python3 plant.py")
 	require.Equal(t, 0, status, errOut)
 	assert.Equal(t, 0, w.asked)
 	for _, s := range stores {
-		assert.Contains(t, out, "read "+s+"\n")
+		if !strings.HasPrefix(s, ".cache/go-build/") {
+			// Go's own cache is not even read: confined builds use theirs.
+			assert.Contains(t, out, "read "+s+"\n")
+		}
 		assert.NotContains(t, out, "wrote "+s)
 		b, err := os.ReadFile(filepath.Join(w.home, s))
 		require.NoError(t, err)
 		assert.Equal(t, "original\n", string(b), s)
 		assert.NoFileExists(t, filepath.Join(w.home, filepath.Dir(s), "zz.pth"))
 	}
-	assert.Contains(t, out, "built\n")
+	assert.Contains(t, out, "built in .cache/execgate/go-build\n")
 }
 
 // A project whose hooks live in the work tree (core.hooksPath =

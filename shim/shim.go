@@ -369,6 +369,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		}
 	}
 	confined := inspected && len(s.planted) == 0 && policy.CanConfine(req.Policy, res, needs, s.sandboxStatus().Supported())
+	enclosed := inspected && !confined && s.runsEnclosed(req, res)
 	var grants *sandbox.Grants
 	if inspected && (res.Decision != policy.Allow || res.Risk == policy.Safe) {
 		// A command the user's own policy lets through without proof
@@ -382,6 +383,14 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 		// command by command.
 		engine = false
 		res.Decision = policy.Allow
+	}
+	if enclosed {
+		// Held by the sandbox of the command that started this shim
+		// (enclosed.go): it runs in place, as that command's own code.
+		engine = false
+		res.Decision = policy.Allow
+		grants = nil
+		res.Reasons = append(res.Reasons, "runs inside the sandbox of the confined command that started it, which it cannot leave")
 	}
 	if engine {
 		if why := s.engineUnsupported(); len(why) > 0 {
@@ -433,6 +442,9 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	}
 	s.ev.Allowlisted = v.added
 	s.ev.Decision = string(policy.Allow)
+	if enclosed {
+		s.ev.DecidedBy = ByConfined
+	}
 	if confined {
 		s.ev.DecidedBy = ByConfined
 		if grants == nil {

@@ -38,7 +38,7 @@ func TestConfinedToolsInFreshHome(t *testing.T) {
 		{name: "go test", tool: "go", prog: "go test ./...", files: map[string]string{
 			"go.mod":    "module fresh\n\ngo 1.21\n",
 			"x_test.go": "package fresh\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n",
-		}, made: []string{".cache/go-build"}},
+		}, made: []string{".cache/execgate/go-build"}},
 		{name: "npm script fails", tool: "npm", prog: "npm run nope", files: map[string]string{
 			"package.json": `{"name":"fresh","version":"1.0.0","scripts":{"test":"exit 3"}}`,
 		}, made: []string{".npm/_logs", ".npm/_cacache"}},
