@@ -54,6 +54,13 @@ type Options struct {
 	// OnProxy receives the listener Grants.Proxy asks for, once per
 	// private network made (in the starting goroutine); it owns it.
 	OnProxy func(*os.File)
+	// Enclosed says this process is itself held by an enclosing
+	// confinement (a shim inside a confined command): Loopback then makes
+	// no network of its own — the enclosing one, private or none, stays
+	// the command's, so that what it serves on loopback is the enclosing
+	// command's too — and only this confinement's own inet rules are
+	// relaxed; the enclosing one's still hold.
+	Enclosed bool
 }
 
 // netMode is how a Prepared makes its private network.
@@ -63,6 +70,7 @@ const (
 	netNone   netMode = iota // no private network (no Loopback, or no way to make one)
 	netThread                // unshare on the confined thread
 	netHelper                // a child in new user and network namespaces, through the helper
+	netEnclosed              // the enclosing confinement's network (Options.Enclosed)
 )
 
 // netState is a Prepared's private network.
@@ -104,6 +112,8 @@ func PrepareWith(g Grants, o Options) (*Prepared, error) {
 	mode := netNone
 	if g.Loopback && !g.Network {
 		switch {
+		case o.Enclosed:
+			mode = netEnclosed
 		case effective(unix.CAP_SYS_ADMIN):
 			mode = netThread
 		case o.Helper != "":
@@ -118,8 +128,8 @@ func prepareNet(g Grants, o Options, mode netMode) (*Prepared, error) {
 	if mode == netNone {
 		g.Loopback = false
 	}
-	if !g.Loopback || o.OnProxy == nil {
-		g.Proxy = ""
+	if !g.Loopback || o.OnProxy == nil || mode == netEnclosed {
+		g.Proxy = "" // (an enclosing command's proxy variables pass on in its environment)
 	}
 	if mode == netHelper {
 		// The helper builds the ruleset in the child; this process builds

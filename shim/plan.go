@@ -82,7 +82,9 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			// could make the private network, say there is none.
 			helper = ""
 		}
-		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: helper, OnProxy: s.serveProxy(ctx, pl.grants)})
+		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: helper, OnProxy: s.serveProxy(ctx, pl.grants),
+			// Inside a confined command, its network is this one's too.
+			Enclosed: pl.grants.Loopback && s.enclosed(req.Home)})
 		if err != nil {
 			<-touched
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))

@@ -424,3 +424,32 @@ curl -sS --noproxy '*' --max-time 2 http://` + other + `/ 2>/dev/null; echo "aro
 		})
 	}
 }
+
+// A shim started inside a confined command (a `bash -c` on the agent's
+// PATH, a version manager's script) confines what it runs inside the
+// enclosing command's network, not a new one of its own: a server the
+// outer command started on loopback is reached from the inner one.
+func TestNestedShimSharesTheNetwork(t *testing.T) {
+	requireConfinement(t)
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		t.Skip("needs /usr/bin/python3")
+	}
+	e := newShimEnv(t, "")
+	server := py + ` -c 'import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 18081)); s.listen(); s.settimeout(5); c, _ = s.accept(); c.sendall(b"pong"); c.close()'`
+	client := py + ` -c 'import socket; print(socket.create_connection(("127.0.0.1", 18081), timeout=5).recv(4).decode())'`
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "outer.sh"), []byte("#!/bin/sh\n"+server+" &\nsleep 0.5\nbash -c ./client.sh\nwait\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "client.sh"), []byte("#!/bin/sh\nexec "+client+"\n"), 0o755))
+	var env []string
+	for _, kv := range e.env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	e.env = append(env, "PATH="+filepath.Join(e.dir, "shims")+":/usr/bin:/bin")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "./outer.sh"), "")
+	require.Equal(t, "pong\n", o.stdout, "stderr: %s", o.stderr)
+	require.Equal(t, 0, o.status, "stderr: %s", o.stderr)
+}
