@@ -67,10 +67,10 @@ type Options struct {
 type netMode int
 
 const (
-	netNone   netMode = iota // no private network (no Loopback, or no way to make one)
-	netThread                // unshare on the confined thread
-	netHelper                // a child in new user and network namespaces, through the helper
-	netEnclosed              // the enclosing confinement's network (Options.Enclosed)
+	netNone     netMode = iota // no private network (no Loopback, or no way to make one)
+	netThread                  // unshare on the confined thread
+	netHelper                  // a child in new user and network namespaces, through the helper
+	netEnclosed                // the enclosing confinement's network (Options.Enclosed)
 )
 
 // netState is a Prepared's private network.
