@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/module"
-
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/sandbox"
 )
@@ -31,23 +28,19 @@ type toolCache struct {
 	// tools are program names; a name ending in "*" is a prefix
 	// (pip3.12).
 	tools []string
-	dirs  func(getenv func(string) string, home, cache, ws string) []string
+	dirs  func(getenv func(string) string, home, cache string) []string
 }
 
 // toolCaches are the caches made before a confined run: each is granted by
 // toolchains (written) or codeStores (read only).
 var toolCaches = [...]toolCache{
-	{[]string{"go", "gopls", "golangci-lint"}, func(getenv func(string) string, home, cache, ws string) []string {
-		var out []string
-		if d := goModStatDir(getenv, home, ws); d != "" {
-			out = append(out, d)
-		}
+	{[]string{"go", "gopls", "golangci-lint"}, func(getenv func(string) string, _, cache string) []string {
 		if gc := confinedGoCache(getenv, cache); gc != "" {
-			out = append(out, gc)
+			return []string{gc}
 		}
-		return out
+		return nil
 	}},
-	{[]string{"npm", "npx"}, func(getenv func(string) string, home, _, _ string) []string {
+	{[]string{"npm", "npx"}, func(getenv func(string) string, home, _ string) []string {
 		npm := filepath.Join(home, ".npm")
 		if v := getenv("npm_config_cache"); v != "" {
 			if !filepath.IsAbs(v) {
@@ -55,22 +48,19 @@ var toolCaches = [...]toolCache{
 			}
 			npm = v
 		}
-		return []string{filepath.Join(npm, "_cacache"), filepath.Join(npm, "_logs")}
+		return []string{filepath.Join(npm, "_logs")}
 	}},
-	{[]string{"pip", "pip3*"}, func(getenv func(string) string, _, cache, _ string) []string {
+	{[]string{"pip", "pip3*"}, func(getenv func(string) string, _, cache string) []string {
 		if getenv("PIP_CACHE_DIR") != "" {
 			return nil // pip is told where; not the place the sandbox grants
 		}
 		return []string{filepath.Join(cache, "pip")}
 	}},
-	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, _ string) []string {
+	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache string) []string {
 		return []string{filepath.Join(cache, "golangci-lint")}
 	}},
-	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, _ string) []string {
+	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache string) []string {
 		return []string{filepath.Join(cache, "uv")}
-	}},
-	{[]string{"poetry"}, func(_ func(string) string, _, cache, _ string) []string {
-		return []string{filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts")}
 	}},
 }
 
@@ -92,7 +82,7 @@ func (s *session) cachesToMake(res policy.Result, g *sandbox.Grants, home string
 			!(g.RunCode && s.onPath(tc.tools)) {
 			continue
 		}
-		for _, d := range tc.dirs(s.getenv, home, cache, g.Workspace) {
+		for _, d := range tc.dirs(s.getenv, home, cache) {
 			if granted(g, d) && !slices.Contains(out, d) {
 				out = append(out, d)
 			}
@@ -164,34 +154,4 @@ func (s *session) makeCaches(dirs []string) {
 			s.log.Debug("tool cache", "dir", dir, "err", err)
 		}
 	}
-}
-
-// goModStatDir is where go records what it learnt of the workspace's own
-// module's versions ($GOMODCACHE/cache/download/PATH/@v): since Go 1.24 a
-// build stamps the main module's version from git and writes it there
-// ("go: writing stat cache: … permission denied" on every confined build
-// of a git repository, where bash's printed nothing). The rest of the
-// module cache, code other projects build unchecked, stays read-only; ""
-// when the workspace has no go.mod naming a valid module path.
-func goModStatDir(getenv func(string) string, home, ws string) string {
-	if ws == "" {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(ws, "go.mod"))
-	if err != nil {
-		return ""
-	}
-	mp := modfile.ModulePath(b)
-	if mp == "" || module.CheckImportPath(mp) != nil {
-		return ""
-	}
-	esc, err := module.EscapePath(mp)
-	if err != nil {
-		return ""
-	}
-	mod := goModCache(getenv, home)
-	if mod == "" {
-		return ""
-	}
-	return filepath.Join(mod, "cache", "download", filepath.FromSlash(esc), "@v")
 }

@@ -15,6 +15,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/internal/gitconfig"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/sandbox"
 )
@@ -139,9 +140,6 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// files; a read-only one needs none of that.
 		g.Caches = caches.write
 		g.Env = caches.env
-		if d := goModStatDir(s.getenv, req.Home, ws); d != "" {
-			g.Caches = append(g.Caches, d)
-		}
 		if dir, err := privateTemp(ws, req.Home); err == nil {
 			g.TempDir = dir
 		} else {
@@ -315,18 +313,27 @@ func toolchains(getenv func(string) string, home string) cacheSet {
 		c.write = append(c.write, gc)
 		c.env = append(c.env, "GOCACHE="+gc)
 	}
+	// Not npm's _cacache nor Poetry's HTTP cache and artifacts: their
+	// entries are checked against hashes the cached metadata itself gives
+	// (a registry's packument, PyPI's JSON), so a planted answer names the
+	// planted file; installing needs the network, which asks, and what
+	// runs confined only reads them.
 	c.write = append(c.write,
-		filepath.Join(npmCache, "_cacache"), filepath.Join(npmCache, "_logs"),
-		filepath.Join(cache, "pypoetry", "cache"), filepath.Join(cache, "pypoetry", "artifacts"), filepath.Join(cache, "uv"),
+		filepath.Join(npmCache, "_logs"), filepath.Join(cache, "uv"),
 		filepath.Join(cache, "golangci-lint"),
 	)
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
 	c.read = append(c.read, codeStores(getenv, home, cache)...)
-	// npm's cache is content checked (_cacache) and its logs are logs;
-	// the rest of it is code npx runs again unchecked (_npx).
+	// npm's logs are logs; the rest of its cache is read only: _npx is
+	// code npx runs again unchecked, _cacache answers installs (above).
 	c.read = append(c.read, npmCache)
 	c.read = append(c.read, gitXDGFiles(getenv, home)...)
+	// What the user's git configuration includes (dotfiles, includeIf
+	// for work): git stops on an include it cannot read. An error leaves
+	// the rest as it is: git will say what is wrong, as it would outside.
+	userGit, _ := gitconfig.UserFiles(getenv, home)
+	c.read = append(c.read, userGit...)
 	c.read = append(c.read,
 		h(".gitconfig"),
 		filepath.Join(gopath, "bin"), h("sdk"), or("GOROOT", h(".go")),

@@ -176,6 +176,9 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 		".cache/yarn/v6/npm-left-pad-1.3.0-integrity/node_modules/left-pad/index.js",
 		".npm/_npx/0123abcd/node_modules/prettier/index.js",
 		".cache/go-build/ab/ab12cd-d",
+		".npm/_cacache/index-v5/ab/cd/0123",
+		".cache/pypoetry/cache/repositories/PyPI/_http/a/b/entry",
+		".cache/pypoetry/artifacts/ab/cd/other-1.0-py3-none-any.whl",
 	}
 	for _, s := range stores {
 		p := filepath.Join(w.home, s)

@@ -86,6 +86,10 @@ func TestRealProjectsConfined(t *testing.T) {
 	}
 	// Durations, and the temporary directories the tests made.
 	volatile := regexp.MustCompile(`\d+(\.\d+)?m?s\b|\(cached\)`)
+	// The one difference kept on purpose (docs/sandbox.md, "Known
+	// limits"): go cannot record the workspace's own module version in
+	// the module cache, which stays read-only.
+	statCache := regexp.MustCompile(`(?m)^go: writing stat cache: .*: permission denied\n`)
 	for _, p := range confinedProjects {
 		t.Run(p.name, func(t *testing.T) {
 			for _, tool := range p.tools {
@@ -106,6 +110,9 @@ func TestRealProjectsConfined(t *testing.T) {
 					cancel()
 					o.stdout = volatile.ReplaceAllString(o.stdout, "…")
 					o.stderr = volatile.ReplaceAllString(strings.ReplaceAll(o.stderr, work, "WORK"), "…")
+					if sh != bash {
+						o.stderr = statCache.ReplaceAllString(o.stderr, "")
+					}
 					last[i] = o
 				}
 				assert.Equal(t, last[0], last[1], "%s: bash, then the shim", cmd)

@@ -45,6 +45,8 @@ type Config struct {
 	env  func(string) string
 	home string
 	dir  string
+	// files are the configuration files read, includes too, in order.
+	files []string
 }
 
 // systemConfigs are where git installations keep the system file
@@ -173,6 +175,7 @@ func (c *Config) readFile(p string, depth int) error {
 	if err != nil {
 		return err
 	}
+	c.files = append(c.files, p)
 	for _, e := range entries {
 		if err := c.add(e, depth); err != nil {
 			return err
