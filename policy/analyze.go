@@ -60,6 +60,9 @@ type Segment struct {
 	// on disk (redirections and modelled write targets), for the
 	// confinement that grants them (see Needs).
 	Writes []string
+	// Redirected are the Writes the shell's redirections make: plain
+	// files, whatever the program is (git log > /tmp/log.txt).
+	Redirected []string `json:"-"`
 	// Losses are the files it deletes or replaces whole (workloss.go);
 	// LossUnknown is set when it deletes or replaces files only known
 	// at run time.
@@ -762,6 +765,14 @@ func (a *analyzer) assignment(seg *Segment, as *syntax.Assign, f frame, assoc bo
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on PATH, so its programs run instead of the system's", dir), Rule: "path-prepend"})
 			return
 		}
+	}
+	if dirs, ok := a.workspaceModulePath(target, as); ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("puts %s first on %s, so the workspace's own modules load before the installed ones", dirs, target), Rule: "module-path"})
+		return
+	}
+	if flags, ok := inertGoflags(target, as); ok {
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("sets GOFLAGS to %s, build and test options that run no other program", flags), Rule: "go-flags"})
+		return
 	}
 	if inertProgramValue(target, as) {
 		return // GIT_EDITOR=true, GIT_PAGER=cat: the program run does nothing

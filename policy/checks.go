@@ -1403,6 +1403,9 @@ func (a *analyzer) writeTarget(seg *Segment, target word, op string) {
 		}
 		a.written[abs] = true
 		seg.Writes = append(seg.Writes, abs)
+		if strings.ContainsAny(op, "<>") {
+			seg.Redirected = append(seg.Redirected, abs)
+		}
 	}
 	shown := target.text
 	if r.ViaLink && abs != "" {

@@ -70,17 +70,25 @@ var ruleNeeds = table[needKind]{
 	{"dynamic-command", needRun},          // likewise: $(which python) x.py
 	{"dynamic-name", needRun},             // a command name built at run time
 	{"dynamic-options", needRun},          // options only known at run time
+	{"dynamic-payload", needRun},          // python3 - <<EOF with $VARS, bash -c "$CMD": code only known at run time, run confined
+	{"dynamic-redirect", needWrite},       // > "$out": the kernel holds it to the workspace; what it may replace, WorkLoss weighs
 	{"function-shadows-command", needRun}, // the function runs confined
 	{"git-network", needNetwork},          // git fetch/pull/push/clone: confined, it could only fail on the network
+	{"git-signs", needCredential},         // commit.gpgSign: the key and its agent are outside
+	{"go-flags", needRun},                 // GOFLAGS=-count=1 go test: the build it changes runs confined
 	{"inline-code", needRun},              // python3 -c '…'
 	{"local-program", needRun},            // ./run.sh
+	{"make-variable", needRun},            // make CFLAGS=…: more commands in recipes make already runs confined
 	{"missing-payload", needRun},          // a wrapper without its command
+	{"module-path", needRun},              // PYTHONPATH=src pytest: the workspace's modules, run confined
 	{"nameref", needNothing},              // a shell variable of this run
 	{"not-read-only", needRun},            // a program nobody modelled: confined, whatever it does
 	{"output-command", needRun},           // the output of a command run as code, confined
 	{"path-prepend", needRun},             // PATH=$PWD/bin:… runs the workspace's programs
 	{"pipe-to-shell", needRun},            // cat x.sh | sh
 	{"process-file", needRun},             // awk -f prog.awk
+	{"pytest-module-code", needRun},       // pytest --pyargs pkg, --pdbcls=mod:Cls: an installed module, imported confined
+	{"python-module-code", needRun},       // python -m doctest x.py, timeit '…': the code runs confined
 	{"recursive-function", needRun},       // bounded by the sandbox, not by the analysis
 	{"repo-config-program", needRun},      // git runs a program the repository names: confined
 	{"repo-config-unproven", needRun},     // likewise
@@ -248,6 +256,10 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			if name == "git" {
 				n.Repository = true
 			}
+			if what, ok := fetches(seg.Argv); ok {
+				n.Network = true
+				n.Beyond = append(n.Beyond, what+", over the network")
+			}
 			n.Read = append(n.Read, startupFiles(seg.Argv, home)...)
 			for _, w := range seg.Wrappers {
 				// A nested shell (bash -lc '…') reads its own.
@@ -286,8 +298,16 @@ func NeedsOf(res Result, cwd, home string) Needs {
 				n.Beyond = append(n.Beyond, r.Text)
 			}
 		}
+		redirected := slices.Clone(seg.Redirected)
 		for _, w := range seg.Writes {
 			if inside(w, cwd) {
+				continue
+			}
+			if i := slices.Index(redirected, w); i >= 0 {
+				// The shell opens a redirection's file itself: a plain
+				// file, whatever the program makes of its own words.
+				redirected = slices.Delete(redirected, i, i+1)
+				n.Write = append(n.Write, w)
 				continue
 			}
 			if len(seg.Argv) > 0 && treeMakers.has(path.Base(seg.Argv[0])) {

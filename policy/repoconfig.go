@@ -79,6 +79,11 @@ func (a *analyzer) repoConfig(seg *Segment, name string, words []word) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s: cannot prove what the repository's configuration makes git run: %s", label, oneLine(err.Error())), Rule: "repo-config-unproven", Effect: EffectUnseen})
 		return
 	}
+	if cfg.Signs(c.inv) {
+		// The key and the agent holding it are the user's credentials:
+		// confined, the signature could only fail.
+		seg.add(Reason{Risk: NeedsReview, Text: label + " signs with your key (commit.gpgSign, tag.gpgSign, -S or -s), which it needs from outside the sandbox", Rule: "git-signs", Effect: EffectCredentials})
+	}
 	for _, f := range found {
 		risk, why := NeedsReview, ""
 		if f.Command != "" {

@@ -78,7 +78,8 @@ func TestStaticTablesSorted(t *testing.T) {
 		// paths (issue 22)
 		"publicProcEntries": publicProcEntries, "nameListers": nameListers, "searchesHere": searchesHere,
 		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
-		"treeMakers": treeMakers, // the kernel sandbox (issue 24)
+		"treeMakers":   treeMakers, // the kernel sandbox (issue 24)
+		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -94,6 +95,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
 		// the kernel sandbox (issue 24)
 		"ruleNeeds": tableKeys(ruleNeeds), "hostServices": tableKeys(hostServices), "lossPrograms": tableKeys(lossPrograms),
+		"fetchers": tableKeys(fetchers),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)

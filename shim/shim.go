@@ -354,10 +354,16 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// How it would run, if allowed: decided before anyone is asked, so
 	// that an approval grants what the person was shown.
 	needs := s.needsOf(ctx, req, res)
-	if len(needs.Destroys) > 0 {
+	switch {
+	case len(needs.Destroys) > 0:
 		// Why it asks although it would otherwise run confined: the
 		// person sees that first.
 		res.Reasons = append(slices.Clone(needs.Destroys), res.Reasons...)
+	case len(needs.Beyond) > 0 && res.Decision != policy.Allow && res.Risk != policy.Dangerous && s.sandboxStatus().Supported():
+		// Likewise what it needs beyond the sandbox (a signing key, the
+		// network): "git commit is not read-only" alone would not say
+		// why this commit asks when others run unasked.
+		res.Reasons = leading(res.Reasons, needs.Beyond[0])
 	}
 	if s.sandboxStatus().Supported() {
 		if s.planted = s.plantedSince(s.sandboxWorkspace(cwd)); len(s.planted) > 0 {
@@ -1029,4 +1035,15 @@ func (s *session) findShell(configured string) (string, error) {
 		return interp.FindZsh()
 	}
 	return interp.FindShell(configured)
+}
+
+// leading returns reasons with first moved, or put, at the front.
+func leading(reasons []string, first string) []string {
+	out := append(make([]string, 0, len(reasons)+1), first)
+	for _, r := range reasons {
+		if r != first {
+			out = append(out, r)
+		}
+	}
+	return out
 }

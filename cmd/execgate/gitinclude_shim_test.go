@@ -61,3 +61,29 @@ func TestConfinedGitReadsIncludedConfig(t *testing.T) {
 	assert.NotContains(t, got.stdout, "CANARY")
 	assert.NotEqual(t, 0, got.status, "%+v", got)
 }
+
+// TestSigningCommitAsks: with commit.gpgSign in the user's configuration a
+// commit needs the signing key and its agent, outside any sandbox. Before,
+// it ran confined and failed ("gpg failed to sign the data"); now it asks
+// (here nobody answers: refused, saying why), and an approval runs it
+// with the key.
+func TestSigningCommitAsks(t *testing.T) {
+	realBash(t)
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("this machine cannot confine commands (%s)", st.Reason)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	e := newShimEnv(t, "")
+	require.NoError(t, os.WriteFile(filepath.Join(e.home(), ".gitconfig"),
+		[]byte("[user]\n\tname = Me\n\temail = me@example.com\n[commit]\n\tgpgSign = true\n"), 0o600))
+	git := exec.Command("git", "init", "-q", e.work)
+	git.Env = e.env
+	require.NoError(t, git.Run())
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "a.txt"), []byte("a\n"), 0o600))
+	o := runOutcome(t, e.command(t.Context(), e.shim("bash"), "bash", "-c", "git add a.txt && git commit -qm first"), "")
+	assert.Equal(t, 126, o.status, "%+v", o)
+	assert.Contains(t, o.stderr, "signs with your key")
+	assert.NotContains(t, o.stderr, "gpg failed")
+}
