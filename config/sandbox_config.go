@@ -16,10 +16,14 @@ import (
 type SandboxConfig struct {
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
+	// Hosts are the hosts a confined command that runs code may reach
+	// through the shim's proxy (sandbox_hosts.go): "name", "*.suffix",
+	// an IP address, each optionally with ":port".
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // sandboxKeys are SandboxConfig's fields.
-var sandboxKeys = []string{"read", "write"}
+var sandboxKeys = []string{"hosts", "read", "write"}
 
 // protectedHomePaths are places under the home no configured grant may
 // name or contain: secrets, the shell's and git's start-up files (code
@@ -48,6 +52,7 @@ func (p *parser) parseSandbox(where string, v any) SandboxConfig {
 	}
 	sb.Read = p.sandboxPaths(where+".read", m["read"], false)
 	sb.Write = p.sandboxPaths(where+".write", m["write"], true)
+	sb.Hosts = p.sandboxHosts(where+".hosts", m["hosts"])
 	p.unknownFields(where, m, sandboxKeys)
 	return sb
 }
@@ -177,8 +182,43 @@ func (c *Config) SandboxFor(agent, home string) SandboxConfig {
 			}
 		}
 	}
+	for _, name := range levels {
+		if a, ok := c.Agents[name]; ok {
+			for _, h := range a.Sandbox.Hosts {
+				if badSandboxHost(h) == "" {
+					sb.Hosts = append(sb.Hosts, strings.ToLower(h))
+				}
+			}
+		}
+	}
 	slices.Sort(sb.Read)
 	slices.Sort(sb.Write)
-	sb.Read, sb.Write = slices.Compact(sb.Read), slices.Compact(sb.Write)
+	slices.Sort(sb.Hosts)
+	sb.Read, sb.Write, sb.Hosts = slices.Compact(sb.Read), slices.Compact(sb.Write), slices.Compact(sb.Hosts)
 	return sb
+}
+
+func (p *parser) sandboxHosts(where string, v any) []string {
+	if v == nil {
+		return nil
+	}
+	items, ok := v.([]any)
+	if !ok {
+		p.warnf(where, "want an array of hosts, got %s; allowing none of them", describe(v))
+		return nil
+	}
+	var out []string
+	for i, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			p.warnf(where, "[%d]: want a host, got %s; dropped", i, describe(it))
+			continue
+		}
+		if why := badSandboxHost(s); why != "" {
+			p.warnf(where, "[%d] %q: %s; dropped", i, s, why)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

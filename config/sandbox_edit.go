@@ -8,8 +8,13 @@ import "fmt"
 func CheckSandboxPath(kind, p string) error {
 	switch kind {
 	case "read", "write":
+	case "hosts":
+		if why := badSandboxHost(p); why != "" {
+			return fmt.Errorf("%q: %s", p, why)
+		}
+		return nil
 	default:
-		return fmt.Errorf("unknown sandbox list %q (want read or write)", kind)
+		return fmt.Errorf("unknown sandbox list %q (want read, write or hosts)", kind)
 	}
 	if why := badSandboxPath(p); why != "" {
 		return fmt.Errorf("%q: %s", p, why)
@@ -70,8 +75,8 @@ func (d *Document) AddSandboxPath(agent, kind, p string) (bool, error) {
 // and reports whether it was there. An emptied list, and an emptied
 // sandbox object, are removed.
 func (d *Document) RemoveSandboxPath(agent, kind, p string) (bool, error) {
-	if kind != "read" && kind != "write" {
-		return false, fmt.Errorf("unknown sandbox list %q (want read or write)", kind)
+	if kind != "read" && kind != "write" && kind != "hosts" {
+		return false, fmt.Errorf("unknown sandbox list %q (want read, write or hosts)", kind)
 	}
 	items, sb, err := d.sandboxList(agent, kind, false)
 	if err != nil {

@@ -77,6 +77,10 @@ type Options struct {
 	AuditPath string
 	// Timeout bounds each probe; 0 means 2 s.
 	Timeout time.Duration
+	// SandboxHelper is the program that makes a confined command's
+	// private loopback network for a user who is not root
+	// (sandbox.Options.Helper); "" checks without one.
+	SandboxHelper string
 }
 
 // probe is the command every probe asks to run.
@@ -94,6 +98,9 @@ func Run(ctx context.Context, o Options) []Check {
 	out = append(out, o.binary()...)
 	out = append(out, o.config())
 	out = append(out, o.sandbox())
+	if c, ok := o.loopback(); ok {
+		out = append(out, c)
+	}
 	if o.AuditPath != "" {
 		out = append(out, o.audit())
 	}

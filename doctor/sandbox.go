@@ -27,3 +27,18 @@ func (o Options) getenv(name string) string {
 	}
 	return ""
 }
+
+// loopback says whether a confined command that runs code gets its
+// private loopback network (a test's own server), and if not why not;
+// ok is false where nothing is confined anyway.
+func (o Options) loopback() (Check, bool) {
+	if !sandbox.Probe(o.getenv).Supported() {
+		return Check{}, false
+	}
+	if err := sandbox.ProbeLoopback(sandbox.Options{Helper: o.SandboxHelper}); err != nil {
+		return Check{Status: Warn, Area: "sandbox",
+			Text: "confined commands that run code get no loopback network (" + err.Error() + "): a test that listens on 127.0.0.1 fails confined",
+			Fix:  "allow this user to make user namespaces (Ubuntu: an AppArmor profile for execgate, or kernel.apparmor_restrict_unprivileged_userns=0; a container: a seccomp profile that permits unshare)"}, true
+	}
+	return Check{Status: OK, Area: "sandbox", Text: "confined commands that run code get a private loopback network: they may listen on 127.0.0.1 and ::1, and reach nothing outside"}, true
+}

@@ -31,11 +31,9 @@ func spawn(o *Options, stdin, stdout, stderr *os.File) (child, bool, error) {
 	release := func() {}
 	if o.Confine != nil {
 		// Forked from a confined thread, which must outlive the child:
-		// its death signal fires when that thread ends.
-		release, err = o.Confine.OnThread(func() (err error) {
-			pid, err = syscall.ForkExec(o.Shell, o.Argv, attr)
-			return err
-		})
+		// its death signal fires when that thread ends. (Through the
+		// sandbox's helper when that is how its private network is made.)
+		pid, release, err = o.Confine.ForkExec(o.Shell, o.Argv, attr)
 	} else {
 		pid, err = syscall.ForkExec(o.Shell, o.Argv, attr)
 	}

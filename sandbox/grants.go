@@ -37,6 +37,17 @@ type Grants struct {
 	// Network lets it open any TCP and UDP socket. The kernel cannot tell
 	// hosts apart here: a grant of some hosts is a grant of the network.
 	Network bool `json:"network,omitempty"`
+	// Loopback runs it in a private network namespace whose only
+	// interface, lo, is up: it may listen on and connect to loopback (TCP
+	// and UDP), which reaches nothing outside, and nothing else. Without
+	// Network only; where no namespace can be made it runs with no network
+	// at all, as without Loopback (see PrepareWith).
+	Loopback bool `json:"loopback,omitempty"`
+	// Proxy, with Loopback, is the address (127.0.0.1:PORT) of a TCP
+	// listener made inside the private network and handed to
+	// Options.OnProxy: the shim's proxy to the agent's allowed hosts,
+	// served from outside.
+	Proxy string `json:"proxy,omitempty"`
 	// UnixSockets lets it create Unix sockets by path (socket(2) with
 	// AF_UNIX), which reach any socket file it can name: the hub's,
 	// docker.sock, an SSH agent's.
@@ -65,9 +76,14 @@ func (g Grants) Summary() string {
 	if len(g.Write) > 0 {
 		parts = append(parts, "writes "+strings.Join(shortPaths(g.Write), ", "))
 	}
-	if g.Network {
+	switch {
+	case g.Network:
 		parts = append(parts, "network")
-	} else {
+	case g.Loopback && g.Proxy != "":
+		parts = append(parts, "a private loopback network; the allowed hosts through a proxy")
+	case g.Loopback:
+		parts = append(parts, "a private loopback network")
+	default:
 		parts = append(parts, "no network")
 	}
 	if g.UnixSockets {
@@ -149,6 +165,12 @@ func (g Grants) Environ(env []string) []string {
 		if name, value, ok := strings.Cut(kv, "="); ok && name != "" {
 			env = setEnv(env, value, name)
 		}
+	}
+	if g.Proxy != "" && g.Loopback {
+		// The proxy is the only way out of the private network; local
+		// servers (a test's) are reached directly.
+		env = setEnv(env, "http://"+g.Proxy, "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
+		env = setEnv(env, "localhost,127.0.0.1,::1", "NO_PROXY", "no_proxy")
 	}
 	return env
 }

@@ -47,6 +47,8 @@ type Prepared struct {
 	abi     int
 	ruleset int
 	filter  []unix.SockFilter
+	// net is how the private loopback network is made (netns_linux.go).
+	net netState
 }
 
 // Grants returns what p allows.
@@ -54,7 +56,11 @@ func (p *Prepared) Grants() Grants { return p.grants }
 
 // Close releases the ruleset. Threads already confined stay confined.
 func (p *Prepared) Close() error {
-	if p == nil || p.ruleset < 0 {
+	if p == nil {
+		return nil
+	}
+	p.net.close()
+	if p.ruleset < 0 {
 		return nil
 	}
 	err := unix.Close(p.ruleset)
@@ -113,21 +119,27 @@ func devices() []string {
 // Prepare builds the confinement for g. Paths that do not exist are left
 // out (a cache not made yet); everything else that fails is an error: a
 // confinement is never weakened to make it fit.
-func Prepare(g Grants) (*Prepared, error) {
+func Prepare(g Grants) (*Prepared, error) { return PrepareWith(g, Options{}) }
+
+// prepare builds the ruleset and the filter for g as they are applied:
+// with g.Loopback, for a thread already in its private network namespace.
+func prepare(g Grants) (*Prepared, error) {
 	st := probe()
 	if !st.Supported() {
 		return nil, errors.New(st.Reason)
 	}
 	g = g.Normalize()
 	attr := ll.RulesetAttr{HandledAccessFS: handledFS(st.ABI), Scoped: ll.ScopeAbstractUnixSocket | ll.ScopeSignal}
-	if !g.Network {
+	if !g.Network && !g.Loopback {
+		// In a private network namespace only loopback exists: TCP
+		// there reaches nothing outside.
 		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 	}
 	fd, err := landlockCreate(&attr)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create Landlock ruleset: %w", err)
 	}
-	p := &Prepared{grants: g, abi: st.ABI, ruleset: fd, filter: filter(g)}
+	p := &Prepared{grants: g, abi: st.ABI, ruleset: fd, filter: filter(g), net: netState{fd: -1}}
 	add := func(access uint64, paths ...string) error {
 		for _, path := range paths {
 			if err := p.addPath(access, path); err != nil {
@@ -225,10 +237,21 @@ func landlockCreate(attr *ll.RulesetAttr) (int, error) {
 // boundary hit is in the kernel's audit log too.
 const restrictSelfLogNewExecOn = 2
 
-// apply confines the calling OS thread: no_new_privs, the Landlock
-// ruleset, then the seccomp filter (which no_new_privs allows without
-// privilege). The caller has locked the thread and never unlocks it.
+// apply confines the calling OS thread: its private network namespace
+// when p has one (or, where none can be made, the confinement without
+// it), no_new_privs, the Landlock ruleset, then the seccomp filter. The
+// caller has locked the thread and never unlocks it.
 func (p *Prepared) apply() error {
+	q, err := p.enterNet()
+	if err != nil {
+		return err
+	}
+	return q.applyRules()
+}
+
+// applyRules applies no_new_privs, the Landlock ruleset, then the seccomp
+// filter (which no_new_privs allows without privilege).
+func (p *Prepared) applyRules() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
 	}
@@ -258,15 +281,21 @@ func (p *Prepared) apply() error {
 // destroys the thread instead of reusing it. release must be called once,
 // even when err is set. If confining the thread fails, fn is not run.
 func (p *Prepared) OnThread(fn func() error) (release func(), err error) {
-	if p == nil || p.ruleset < 0 {
+	if p == nil || (p.ruleset < 0 && p.net.mode != netHelper) {
 		return func() {}, errors.New("sandbox: no confinement prepared")
 	}
+	return onThread(p.apply, fn)
+}
+
+// onThread runs confine, then fn, on a new locked OS thread that is never
+// given back to the runtime (see OnThread).
+func onThread(confine, fn func() error) (release func(), err error) {
 	errc := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
-		// Never unlocked: see above.
-		if err := p.apply(); err != nil {
+		// Never unlocked: see OnThread.
+		if err := confine(); err != nil {
 			errc <- err
 			return
 		}

@@ -4,7 +4,9 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"syscall"
 )
 
 func probe() Status {
@@ -27,3 +29,30 @@ func Prepare(g Grants) (*Prepared, error) { return nil, errors.New(probe().Reaso
 func (p *Prepared) OnThread(fn func() error) (func(), error) {
 	return func() {}, errors.New(probe().Reason)
 }
+
+// HelperArg is the first argument that makes execgate's program the
+// sandbox's helper; there is none on this system.
+const HelperArg = "__execgate-sandbox-netns"
+
+// Options say how a confinement is made.
+type Options struct{ Helper string }
+
+// PrepareWith fails: this system cannot confine.
+func PrepareWith(g Grants, o Options) (*Prepared, error) { return Prepare(g) }
+
+// NeedsChild reports false: nothing is confined here.
+func (p *Prepared) NeedsChild() bool { return false }
+
+// LoopbackErr says why there was no private loopback network.
+func (p *Prepared) LoopbackErr() error { return errors.New(probe().Reason) }
+
+// ForkExec fails without starting anything.
+func (p *Prepared) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (int, func(), error) {
+	return 0, func() {}, errors.New(probe().Reason)
+}
+
+// HelperMain exits: there is no helper on this system.
+func HelperMain(args []string) { os.Exit(126) }
+
+// ProbeLoopback says why there is no private loopback network here.
+func ProbeLoopback(o Options) error { return errors.New(probe().Reason) }

@@ -61,8 +61,10 @@ func deniedCalls() []uint32 {
 //	chmod with S_ISUID/S_ISGID → EPERM (see setIDBits)
 //	socket(family, type, …):
 //	  AF_UNIX                 → allowed only with UnixSockets
-//	  AF_INET, AF_INET6       → with Network any; else SOCK_STREAM only
-//	                            (Landlock refuses its bind and connect)
+//	  AF_INET, AF_INET6       → with Network any; with Loopback (in a
+//	                            private network namespace) TCP and UDP;
+//	                            else SOCK_STREAM only (Landlock refuses
+//	                            its bind and connect)
 //	  anything else           → allowed only with Network… and never
 //	                            packet sockets
 //	otherwise                 → allowed
@@ -95,6 +97,21 @@ func filter(g Grants) []unix.SockFilter {
 		// hosts never means).
 		f = append(f, jump(jeqK, unix.AF_PACKET, 0, 1), stmt(retK, retEACCES), stmt(retK, retAllow))
 		return f
+	}
+	if g.Loopback {
+		// In a private network namespace: TCP and UDP on loopback, the
+		// only interface; still no raw, packet or netlink sockets.
+		return append(f,
+			jump(jeqK, unix.AF_INET, 1, 0),
+			jump(jeqK, unix.AF_INET6, 0, 6),
+			stmt(ldW, offArg1),
+			stmt(andK, 0xf),
+			jump(jeqK, unix.SOCK_STREAM, 2, 0),
+			jump(jeqK, unix.SOCK_DGRAM, 1, 0),
+			stmt(retK, retEACCES),
+			stmt(retK, retAllow),
+			stmt(retK, retEACCES),
+		)
 	}
 	f = append(f,
 		jump(jeqK, unix.AF_INET, 1, 0),

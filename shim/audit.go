@@ -97,8 +97,13 @@ type Event struct {
 	Direct bool `json:"direct,omitempty"`
 	// Confined says what the kernel's sandbox let the command do, when
 	// it ran confined ("" when it ran unconfined).
-	Confined string   `json:"confined,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Confined string `json:"confined,omitempty"`
+	// Hosts are the allowed hosts (host:port) the command reached
+	// through the proxy; HostsRefused the ones it asked for and was
+	// refused (agents.NAME.sandbox.hosts).
+	Hosts        []string `json:"hosts,omitempty"`
+	HostsRefused []string `json:"hostsRefused,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
 	// Seq, Prev and Hash chain the line to the one before it, in the
 	// order written (auditchain.go); Append sets them.
 	Seq  int64  `json:"seq,omitempty"`

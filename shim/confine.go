@@ -94,6 +94,14 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	g := sandbox.Grants{
 		Workspace: ws, WriteWorkspace: n.WriteWorkspace, RunCode: n.RunCode,
 		Network: n.Network, Read: n.Read,
+		// Code that runs may listen on loopback (a test's server): in a
+		// private network namespace, that reaches nothing outside.
+		Loopback: n.RunCode && !n.Network,
+	}
+	if g.Loopback && len(s.extra.Hosts) > 0 {
+		// And reach the agent's allowed hosts through the proxy
+		// (hostproxy.go): pip, npm or go fetching from their registries.
+		g.Proxy = proxyAddr
 	}
 	dirs := gitDirs(ws)
 	if len(dirs) > 0 {

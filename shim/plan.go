@@ -75,12 +75,30 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 	}
 	if pl.grants != nil {
 		s.makeCaches(pl.caches)
-		p, err := sandbox.Prepare(*pl.grants)
+		helper := s.o.SandboxHelper
+		if pl.way == wayEngine {
+			// The engine starts each command with os/exec on a confined
+			// thread, never through the helper: where only the helper
+			// could make the private network, say there is none.
+			helper = ""
+		}
+		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: helper, OnProxy: s.serveProxy(ctx, pl.grants),
+			// Inside a confined command, its network is this one's too.
+			Enclosed: pl.grants.Loopback && s.enclosed(req.Home)})
 		if err != nil {
 			<-touched
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
 		}
 		defer p.Close()
+		// What it really gets: no private loopback where this process
+		// has no way to make one.
+		eff := p.Grants()
+		pl.grants = &eff
+		if p.NeedsChild() && pl.way == wayShellExec {
+			// Its private network is made by a child (sandbox.HelperArg):
+			// exec'd in place it would have none.
+			pl.way, pl.run.MaxBytes = wayShell, 0
+		}
 		if writesCode(pl) && len(s.planted) == 0 && s.codeRecord == nil {
 			// What the code files are before it may change them (see
 			// planted.go); after an unacknowledged change, the record

@@ -27,6 +27,7 @@ import (
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/hostproxy"
 	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/internal/state"
 	"github.com/execgate/execgate/interp"
@@ -68,7 +69,17 @@ type Options struct {
 	Asker prompt.Asker
 	// Now tells the time; nil means time.Now.
 	Now func() time.Time
+	// SandboxHelper is the program that serves sandbox.HelperArg
+	// (SelfHelper in execgate's own binaries), which gives a confined
+	// command that runs code its private loopback network when this
+	// process is not root; "" gives it none (sandbox.Options).
+	SandboxHelper string
 }
+
+// SelfHelper names this process's own program as the sandbox's helper,
+// for binaries whose main serves sandbox.HelperArg: the kernel resolves
+// it at exec, so nothing is looked up on the start-up path.
+const SelfHelper = "/proc/self/exe"
 
 // IsShellName reports whether argv0 names a shell execgate stands in for:
 // its base name, without the '-' that marks a login shell, is one that
@@ -133,6 +144,9 @@ type session struct {
 	sawRefusal bool
 	// extra is the agent's addition to the sandbox (agents.NAME.sandbox).
 	extra config.SandboxConfig
+	// proxy serves the allowed hosts to the command running now (nil
+	// without them; hostproxy.go).
+	proxy *hostproxy.Proxy
 	// planted lists the code files of the workspace that changed since a
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
@@ -519,7 +533,8 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 		direct.Env = withCapped(d.env)
 	}
 	<-touched
-	if passthrough {
+	if passthrough && !(run.Confine != nil && run.Confine.NeedsChild()) {
+		// (A private network made by a child: see carryOut.)
 		ev := s.ev
 		ev.Event, ev.Exec = EventStarted, true
 		s.record(ev)
@@ -635,6 +650,9 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 		s.warnf("run: %v", err)
 	}
 	s.sawRefusal = refusalIn(res.Tail)
+	if s.proxy != nil {
+		ev.Hosts, ev.HostsRefused = s.proxy.Reached(), s.proxy.Refused()
+	}
 	ms := res.Duration.Milliseconds()
 	status := res.ExitStatus
 	ev.ExitStatus, ev.DurationMs = &status, &ms

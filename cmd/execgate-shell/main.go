@@ -12,13 +12,17 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/execgate/execgate/sandbox"
 	"github.com/execgate/execgate/shim"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
+		sandbox.HelperMain(os.Args) // the sandbox's namespace helper: never returns
+	}
 	if len(os.Args) == 0 || !shim.IsShellName(os.Args[0]) {
 		fmt.Fprintln(os.Stderr, "execgate-shell: run me through a link named bash, sh or zsh (install.sh makes them); the command-line tool is execgate")
 		os.Exit(2)
 	}
-	os.Exit(shim.Main(context.Background(), shim.Options{Argv: os.Args}))
+	os.Exit(shim.Main(context.Background(), shim.Options{Argv: os.Args, SandboxHelper: shim.SelfHelper}))
 }

@@ -74,6 +74,9 @@ type checker struct {
 	refusal string
 	// extra is the agent's addition to the sandbox (agents.NAME.sandbox).
 	extra config.SandboxConfig
+	// loopback is why a confined command that runs code gets no private
+	// loopback network here ("" when it does), probed on first need.
+	loopback *string
 }
 
 // newChecker loads the configuration and the rules. A configuration that

@@ -9,6 +9,7 @@ import (
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/sandbox"
+	"github.com/execgate/execgate/shim"
 )
 
 // confinementJSON is how the shim would run the command: confined, and
@@ -20,6 +21,10 @@ type confinementJSON struct {
 	Needs policy.Needs `json:"needs"`
 	// Sandbox is "" where this machine can confine, else why not.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Loopback, for a confined command that runs code: "private" when it
+	// gets its own loopback network here (a test's server works), else
+	// why it gets no network at all.
+	Loopback string `json:"loopback,omitempty"`
 	// Extra is what the agent's configuration adds to the boundary
 	// (agents.NAME.sandbox): more to read, and, for a command that
 	// writes, more to write.
@@ -31,6 +36,28 @@ type confinementJSON struct {
 // machine, and force the machine without a sandbox.
 var probeSandbox = sandbox.Probe
 
+// probeLoopback says whether a confined command that runs code gets a
+// private loopback network here (sandbox.ProbeLoopback, with this
+// program as the helper, as the shims use theirs). Tests pin it.
+var probeLoopback = func() error { return sandbox.ProbeLoopback(sandbox.Options{Helper: shim.SelfHelper}) }
+
+// loopbackOf is what check says of the private loopback network for
+// needs n: only for a command that runs code, without the network,
+// where the machine confines.
+func (c *checker) loopbackOf(n policy.Needs, st sandbox.Status) string {
+	if !st.Supported() || !n.RunCode || n.Network || !n.Within() {
+		return ""
+	}
+	if c.loopback == nil {
+		why := "private"
+		if err := probeLoopback(); err != nil {
+			why = "none, not even loopback: " + err.Error()
+		}
+		c.loopback = &why
+	}
+	return *c.loopback
+}
+
 // confinementOf decides, as the shim does, whether res runs confined.
 // A confined command is allowed: check's decision says so.
 func confinementOf(c *checker, res *policy.Result, getenv func(string) string) confinementJSON {
@@ -40,7 +67,7 @@ func confinementOf(c *checker, res *policy.Result, getenv func(string) string) c
 		n.Destroys = policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)
 		n.Beyond = append(n.Beyond, n.Destroys...)
 	}
-	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra}
+	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra, Loopback: c.loopbackOf(n, st)}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
 		out.Confined = true
 		res.Decision = policy.Allow
@@ -62,13 +89,22 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 	default:
 		fmt.Fprintf(w, "runs confined (%s)\n", cj.Needs.Summary())
 	}
-	if cj.Sandbox == "" && (len(cj.Extra.Read) > 0 || len(cj.Extra.Write) > 0) {
+	switch {
+	case cj.Loopback == "private":
+		fmt.Fprintln(w, "network: a private loopback of its own (a test's server works; nothing outside is reached)")
+	case cj.Loopback != "":
+		fmt.Fprintf(w, "network: %s\n", cj.Loopback)
+	}
+	if cj.Sandbox == "" && (len(cj.Extra.Read) > 0 || len(cj.Extra.Write) > 0 || len(cj.Extra.Hosts) > 0) {
 		var also []string
 		if len(cj.Extra.Read) > 0 {
 			also = append(also, "reads "+strings.Join(cj.Extra.Read, ", "))
 		}
 		if len(cj.Extra.Write) > 0 {
 			also = append(also, "writes "+strings.Join(cj.Extra.Write, ", ")+" (when it writes)")
+		}
+		if len(cj.Extra.Hosts) > 0 {
+			also = append(also, "reaches "+strings.Join(cj.Extra.Hosts, ", ")+" through the proxy (when it runs code)")
 		}
 		fmt.Fprintf(w, "the agent's sandbox setting adds: %s\n", strings.Join(also, "; "))
 	}

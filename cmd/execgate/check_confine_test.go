@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,9 @@ import (
 // machine's kernel: their output is then the same everywhere.
 func pinSandbox(t *testing.T, can bool) {
 	t.Helper()
-	old := probeSandbox
-	t.Cleanup(func() { probeSandbox = old })
+	old, oldLoopback := probeSandbox, probeLoopback
+	t.Cleanup(func() { probeSandbox, probeLoopback = old, oldLoopback })
+	probeLoopback = func() error { return nil }
 	st := sandbox.Status{ABI: 7}
 	if !can {
 		st = sandbox.Status{Reason: "this kernel has no Landlock (forced by the test)"}
@@ -98,6 +100,20 @@ func TestCheckShowsSandboxSetting(t *testing.T) {
 	assert.Equal(t, []string{"/srv/out"}, v.Confinement.Extra.Write)
 }
 
+// TestCheckShowsAllowedHosts: check says which hosts a code-running
+// command reaches through the proxy, and drops a malformed entry with a
+// warning rather than allowing it.
+func TestCheckShowsAllowedHosts(t *testing.T) {
+	checkEnv(t)
+	cfg := filepath.Join(t.TempDir(), "exec-approvals.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"version": 1, "agents": {"test": {"sandbox": {"hosts": ["pypi.org", "*.pythonhosted.org", "localhost"]}}}}`), 0o600))
+	var out, errb bytes.Buffer
+	code := run([]string{"execgate", "--config", cfg, "--agent", "test", "check", "--cwd", "/home/agent/project", "--", "python3 repro.py"}, strings.NewReader(""), &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, out.String(), "the agent's sandbox setting adds: reaches *.pythonhosted.org, pypi.org through the proxy (when it runs code)\n")
+	assert.Contains(t, errb.String(), `"localhost"`)
+}
+
 // TestCheckJSONLConfinement: --jsonl answers each line as check answers
 // one command — confined where the shim would confine it.
 func TestCheckJSONLConfinement(t *testing.T) {
@@ -122,4 +138,20 @@ func TestCheckJSONLConfinement(t *testing.T) {
 		assert.False(t, v[1].Confinement.Confined)
 		assert.Equal(t, "ask", v[1].Decision)
 	}
+}
+
+// TestCheckSaysLoopback: check says whether a confined command that runs
+// code gets its private loopback network here, and why not; a command
+// that runs no code is told nothing of it.
+func TestCheckSaysLoopback(t *testing.T) {
+	checkEnv(t)
+	_, text, _ := checkRun(t, "", "--", "python3 repro.py")
+	assert.Contains(t, text, "network: a private loopback of its own")
+	probeLoopback = func() error { return errors.New("cannot make a user namespace: operation not permitted") }
+	_, text, _ = checkRun(t, "", "--", "python3 repro.py")
+	assert.Contains(t, text, "network: none, not even loopback: cannot make a user namespace: operation not permitted")
+	_, out, _ := checkRun(t, "", "--json", "--", "python3 repro.py")
+	assert.Contains(t, out, `"loopback":"none, not even loopback: cannot make a user namespace`)
+	_, text, _ = checkRun(t, "", "--", "echo hi > notes.txt")
+	assert.NotContains(t, text, "loopback")
 }

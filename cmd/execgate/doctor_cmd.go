@@ -36,6 +36,8 @@ Exit status 1 when anything configured is not working, 0 otherwise.`,
 				Setup:      o,
 				ConfigPath: configPath(g),
 				AuditPath:  auditPath,
+				// This binary serves the helper, as the shims' does.
+				SandboxHelper: shim.SelfHelper,
 				Hub: func(ctx context.Context) (int, error) {
 					socket, token, err := hubTarget(g)
 					if err != nil {

@@ -4,9 +4,14 @@ package main
 
 import (
 	"os"
+
+	"github.com/execgate/execgate/sandbox"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperArg {
+		sandbox.HelperMain(os.Args) // the sandbox's namespace helper: never returns
+	}
 	// Shell mode is decided before anything else is set up: it runs for
 	// every command an agent issues, so it skips the CLI entirely.
 	if argv, fromShell, ok := shellArgv(os.Args); ok {

@@ -32,10 +32,18 @@ one that names the home, /, /tmp, a secret (~/.ssh, ~/.aws …), a shell's or
 git's start-up file, or, for write, the system's files, is refused. The
 grants only widen what a command that runs confined anyway may touch; they
 never make a command run confined in place of asking. execgate check shows
-them.`,
+them.
+
+Hosts (host pypi.org, *.pythonhosted.org, proxy.golang.org:443) are what
+a confined command that runs code may reach through the shim's HTTPS proxy
+(HTTP_PROXY, HTTPS_PROXY): pip, npm or go fetching from their registries.
+Everything else it asks for gets 403. A host allowed receives whatever the
+command sends it, the environment's tokens included: allow registries, not
+services that act on your behalf.`,
 		Example: `  execgate policy sandbox add read ~/.m2 --agent claude-code
   execgate policy sandbox add write ~/.gradle/caches
   execgate policy sandbox remove write ~/.gradle/caches
+  execgate policy sandbox add host pypi.org files.pythonhosted.org --agent claude-code
   execgate policy sandbox --json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -57,16 +65,20 @@ them.`,
 			verb = "add"
 		}
 		return &cobra.Command{
-			Use:   verb + " read|write PATH...",
+			Use:   verb + " read|write PATH... | host HOST...",
 			Short: strings.ToUpper(verb[:1]) + verb[1:] + " paths confined commands of --agent (default \"*\") may also read or write",
 			Args: func(_ *cobra.Command, args []string) error {
-				if len(args) < 2 || args[0] != "read" && args[0] != "write" {
-					return usagef("policy sandbox %s needs read or write and at least one PATH, for example: execgate policy sandbox %s read ~/.m2", verb, verb)
+				if len(args) < 2 || args[0] != "read" && args[0] != "write" && args[0] != "host" {
+					return usagef("policy sandbox %s needs read or write and at least one PATH, or host and at least one HOST, for example: execgate policy sandbox %s read ~/.m2", verb, verb)
 				}
 				return nil
 			},
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return sandboxEdit(cmd.Context(), g, add, args[0], args[1:])
+				kind := args[0]
+				if kind == "host" {
+					kind = "hosts"
+				}
+				return sandboxEdit(cmd.Context(), g, add, kind, args[1:])
 			},
 		}
 	}
@@ -93,7 +105,7 @@ func sandboxList(g *globals, asJSON bool) error {
 	view := sandboxView{Agent: agent, Config: path, Configured: map[string]config.SandboxConfig{},
 		Effective: cfg.SandboxFor(agent, g.getenv("HOME"))}
 	for _, name := range []string{config.WildcardAgent, agent} {
-		if a, ok := cfg.Agents[name]; ok && (len(a.Sandbox.Read) > 0 || len(a.Sandbox.Write) > 0) {
+		if a, ok := cfg.Agents[name]; ok && (len(a.Sandbox.Read) > 0 || len(a.Sandbox.Write) > 0 || len(a.Sandbox.Hosts) > 0) {
 			view.Configured[name] = a.Sandbox
 		}
 	}
@@ -105,7 +117,7 @@ func sandboxList(g *globals, asJSON bool) error {
 		}
 	} else {
 		fmt.Fprintf(g.stdout, "sandbox paths for agent %s (%s)\n", agent, path)
-		if len(view.Effective.Read) == 0 && len(view.Effective.Write) == 0 {
+		if len(view.Effective.Read) == 0 && len(view.Effective.Write) == 0 && len(view.Effective.Hosts) == 0 {
 			fmt.Fprintln(g.stdout, "none: confined commands get the workspace, a private TMPDIR and the known build caches")
 		}
 		for _, p := range view.Effective.Read {
@@ -113,6 +125,9 @@ func sandboxList(g *globals, asJSON bool) error {
 		}
 		for _, p := range view.Effective.Write {
 			fmt.Fprintf(g.stdout, "write  %s (for a command that writes)\n", p)
+		}
+		for _, h := range view.Effective.Hosts {
+			fmt.Fprintf(g.stdout, "host   %s (through the proxy, for a command that runs code)\n", h)
 		}
 	}
 	if bad {
@@ -130,6 +145,10 @@ func sandboxEdit(ctx context.Context, g *globals, add bool, kind string, paths [
 				return usagef("policy sandbox add %s: %v", kind, err)
 			}
 		}
+	}
+	label := kind
+	if kind == "hosts" {
+		label = "host"
 	}
 	where := `"*"`
 	if g.agent != "" {
@@ -152,14 +171,14 @@ func sandboxEdit(ctx context.Context, g *globals, add bool, kind string, paths [
 			}
 			switch {
 			case add && changed:
-				lines = append(lines, fmt.Sprintf("added %s %s for %s", kind, p, where))
+				lines = append(lines, fmt.Sprintf("added %s %s for %s", label, p, where))
 			case add:
-				lines = append(lines, fmt.Sprintf("%s %s was there already for %s", kind, p, where))
+				lines = append(lines, fmt.Sprintf("%s %s was there already for %s", label, p, where))
 			case changed:
 				removed++
-				lines = append(lines, fmt.Sprintf("removed %s %s for %s", kind, p, where))
+				lines = append(lines, fmt.Sprintf("removed %s %s for %s", label, p, where))
 			default:
-				lines = append(lines, fmt.Sprintf("%s %s was not there for %s", kind, p, where))
+				lines = append(lines, fmt.Sprintf("%s %s was not there for %s", label, p, where))
 			}
 		}
 		if !add && removed == 0 {
@@ -168,7 +187,7 @@ func sandboxEdit(ctx context.Context, g *globals, add bool, kind string, paths [
 		return nil
 	})
 	if errors.Is(err, errNoChange) {
-		return fmt.Errorf("no %s path %s for %s", kind, strings.Join(paths, ", "), where)
+		return fmt.Errorf("no %s path %s for %s", label, strings.Join(paths, ", "), where)
 	}
 	if err != nil {
 		return err

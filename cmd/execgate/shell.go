@@ -37,7 +37,7 @@ func shellArgv(args []string) (argv []string, fromShell, ok bool) {
 
 // runShell is shell mode: see package shim. getenv may be nil.
 func runShell(argv []string, fromShell bool, getenv func(string) string) int {
-	return shim.Main(context.Background(), shim.Options{Argv: argv, Argv0FromShell: fromShell, Getenv: getenv})
+	return shim.Main(context.Background(), shim.Options{Argv: argv, Argv0FromShell: fromShell, Getenv: getenv, SandboxHelper: shim.SelfHelper})
 }
 
 // globalShellFlags maps the global flags `execgate --config X sh …` may carry
