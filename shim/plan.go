@@ -90,6 +90,7 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
 		}
 		defer p.Close()
+		s.confinement = p
 		// What it really gets: no private loopback where this process
 		// has no way to make one.
 		eff := p.Grants()

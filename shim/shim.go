@@ -151,6 +151,8 @@ type session struct {
 	// confined command ran there (see planted.go): until a person
 	// approves a command, nothing runs confined.
 	planted []string
+	// confinement is the sandbox the command runs in, once prepared.
+	confinement *sandbox.Prepared
 	// codeRecord is the record of the workspace's code files on disk when
 	// plantedSince found the files as it says (nil otherwise): a record
 	// still true is not written again.
@@ -652,6 +654,13 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 	s.sawRefusal = refusalIn(res.Tail)
 	if s.proxy != nil {
 		ev.Hosts, ev.HostsRefused = s.proxy.Reached(), s.proxy.Refused()
+	}
+	if s.confinement != nil {
+		if err := s.confinement.LoopbackErr(); err != nil {
+			// Decided with a private network, run without one: the
+			// record says what it really had.
+			ev.Confined += "; ran without its private loopback network: " + err.Error()
+		}
 	}
 	ms := res.Duration.Milliseconds()
 	status := res.ExitStatus
