@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -62,8 +63,10 @@ func HelperMain(args []string) {
 	if err := loUp(); err != nil {
 		// Lo stays down (a namespace the kernel lets us make but not
 		// configure: AppArmor's restricted user namespaces): no network
-		// at all, as without Loopback.
+		// at all, as without Loopback — said to the parent, for the
+		// record of what the command ran with.
 		g.Loopback = false
+		status.WriteString(statusFallback + strings.ReplaceAll(err.Error(), "\n", " ") + "\n")
 	} else if g.Proxy != "" && pfd >= 0 {
 		// The proxy's listener, made here and served from outside.
 		ln, err := listenTCP(g.Proxy)

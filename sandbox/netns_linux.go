@@ -435,7 +435,18 @@ func (p *Prepared) viaHelper(path string, argv []string, attr *syscall.ProcAttr)
 			p.net.onProxy(os.NewFile(uintptr(fd), "proxy"))
 		}
 	}
-	msg, _ := io.ReadAll(sr)
+	b, _ := io.ReadAll(sr)
+	msg := string(b)
+	if rest, ok := strings.CutPrefix(msg, statusFallback); ok {
+		// It runs without its private network: why, then what followed.
+		why, after, _ := strings.Cut(rest, "\n")
+		p.net.mu.Lock()
+		if p.net.err == nil {
+			p.net.err = errors.New(why)
+		}
+		p.net.mu.Unlock()
+		msg = after
+	}
 	if len(msg) == 0 {
 		return pid, true, nil // exec'd: the pipe was close-on-exec
 	}
@@ -445,7 +456,7 @@ func (p *Prepared) viaHelper(path string, argv []string, attr *syscall.ProcAttr)
 			break
 		}
 	}
-	return 0, true, decodeStatus(string(msg))
+	return 0, true, decodeStatus(msg)
 }
 
 // The helper's status pipe carries nothing when it exec'd the command,
@@ -453,6 +464,9 @@ func (p *Prepared) viaHelper(path string, argv []string, attr *syscall.ProcAttr)
 const (
 	statusErrno   = "errno "   // the command's execve failed: as ForkExec reports it
 	statusMessage = "message " // the helper could not confine: the command was not run
+	// statusFallback starts a line the helper writes before going on
+	// without the private network (lo could not be brought up).
+	statusFallback = "fallback "
 )
 
 func decodeStatus(msg string) error {

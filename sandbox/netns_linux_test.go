@@ -629,4 +629,7 @@ func TestHelperWithoutCapabilitiesFallsBack(t *testing.T) {
 	if strings.Contains(string(out), "ok ") || !strings.Contains(string(out), "fail tcp 127.0.0.1:0") {
 		t.Fatalf("without usable capabilities:\n%s", out)
 	}
+	if p.LoopbackErr() == nil {
+		t.Fatal("ran without its private network, and LoopbackErr does not say so (the audit log reads it)")
+	}
 }
