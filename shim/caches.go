@@ -1,6 +1,8 @@
 package shim
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -65,8 +67,10 @@ var toolCaches = [...]toolCache{
 }
 
 // cachesToMake lists the cache directories to make before res runs
-// confined with g: the granted caches of the tools it names, or of every
-// tool on PATH when it runs code. Nothing is made here.
+// confined with g: the granted caches, not made yet, of the tools it
+// names, or of every tool on PATH when it runs code. Nothing is made
+// here. PATH is searched only for a cache that is missing: once made, a
+// cache costs one stat per command.
 func (s *session) cachesToMake(res policy.Result, g *sandbox.Grants, home string) []string {
 	if g == nil || home == "" {
 		return nil
@@ -78,14 +82,17 @@ func (s *session) cachesToMake(res policy.Result, g *sandbox.Grants, home string
 	named := programsOf(res)
 	var out []string
 	for _, tc := range toolCaches {
-		if !slices.ContainsFunc(tc.tools, func(t string) bool { return named(t) }) &&
-			!(g.RunCode && s.onPath(tc.tools)) {
+		var missing []string
+		for _, d := range tc.dirs(s.getenv, home, cache, g.Workspace) {
+			if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) && granted(g, d) && !slices.Contains(out, d) {
+				missing = append(missing, d)
+			}
+		}
+		if len(missing) == 0 {
 			continue
 		}
-		for _, d := range tc.dirs(s.getenv, home, cache, g.Workspace) {
-			if granted(g, d) && !slices.Contains(out, d) {
-				out = append(out, d)
-			}
+		if slices.ContainsFunc(tc.tools, func(t string) bool { return named(t) }) || g.RunCode && s.onPath(tc.tools) {
+			out = append(out, missing...)
 		}
 	}
 	return out
