@@ -101,6 +101,9 @@ func Run(ctx context.Context, o Options) []Check {
 	if c, ok := o.loopback(); ok {
 		out = append(out, c)
 	}
+	if c, ok := o.leftovers(); ok {
+		out = append(out, c)
+	}
 	if o.AuditPath != "" {
 		out = append(out, o.audit())
 	}

@@ -42,3 +42,20 @@ func (o Options) loopback() (Check, bool) {
 	}
 	return Check{Status: OK, Area: "sandbox", Text: "confined commands that run code get a private loopback network: they may listen on 127.0.0.1 and ::1, and reach nothing outside"}, true
 }
+
+// leftovers says whether what a confined command leaves running is
+// tracked in a cgroup of its own (paused while a command runs unconfined
+// in its workspace), and if not why not; ok is false where nothing is
+// confined anyway.
+func (o Options) leftovers() (Check, bool) {
+	if !sandbox.Probe(o.getenv).Supported() {
+		return Check{}, false
+	}
+	dir, err := sandbox.ProbeGroups()
+	if err != nil {
+		return Check{Status: Warn, Area: "sandbox",
+			Text: "processes confined commands leave running are not tracked (" + err.Error() + "): one could change git's hooks while a command your allowlist lets through runs unconfined; a change is still caught at the next command",
+			Fix:  "start the agent in a cgroup of your own, e.g. systemd-run --user --scope -p Delegate=yes AGENT"}, true
+	}
+	return Check{Status: OK, Area: "sandbox", Text: "processes confined commands leave running are tracked in cgroups under " + dir + ", and paused while a command runs unconfined in their workspace"}, true
+}

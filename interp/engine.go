@@ -443,6 +443,7 @@ func (e *engine) execute(ctx context.Context, hc shinterp.HandlerContext, path s
 		defer e.files.RUnlock()
 		cmd := newCmd()
 		if e.confine != nil {
+			cmd.SysProcAttr = e.confine.ChildAttr() // into its cgroup, if it has one
 			var err error
 			release, err = e.confine.OnThread(cmd.Start)
 			if err != nil {

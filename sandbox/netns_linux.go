@@ -61,6 +61,9 @@ type Options struct {
 	// command's too — and only this confinement's own inet rules are
 	// relaxed; the enclosing one's still hold.
 	Enclosed bool
+	// Group, if set, is the cgroup the command is started into (see
+	// NewGroup); the caller keeps it and closes it after p.
+	Group *Group
 }
 
 // netMode is how a Prepared makes its private network.
@@ -138,7 +141,7 @@ func prepareNet(g Grants, o Options, mode netMode) (*Prepared, error) {
 		if !st.Supported() {
 			return nil, errors.New(st.Reason)
 		}
-		return &Prepared{grants: g.Normalize(), abi: st.ABI, ruleset: -1,
+		return &Prepared{grants: g.Normalize(), abi: st.ABI, ruleset: -1, group: o.Group,
 			net: netState{mode: netHelper, helper: o.Helper, fd: -1, onProxy: o.OnProxy}}, nil
 	}
 	p, err := prepare(g)
@@ -146,6 +149,7 @@ func prepareNet(g Grants, o Options, mode netMode) (*Prepared, error) {
 		return nil, err
 	}
 	p.net.mode, p.net.onProxy = mode, o.OnProxy
+	p.group = o.Group
 	return p, nil
 }
 
@@ -332,6 +336,49 @@ func effective(c uintptr) bool {
 // makes its private network that way. release must be called once, even
 // when err is set.
 func (p *Prepared) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (pid int, release func(), err error) {
+	if p != nil && p.group != nil {
+		a := *attr
+		a.Sys = p.group.into(attr.Sys)
+		pid, release, err = p.forkExec(path, argv, &a)
+		if err == nil || !groupRefused(err) {
+			return pid, release, err
+		}
+		// The kernel would not start it into the group (no clone3 before
+		// Linux 5.7, a seccomp profile that refuses it, a cgroup that
+		// cannot take processes): nothing ran; it runs untracked.
+		release()
+		p.groupErr, p.group = err, nil
+	}
+	return p.forkExec(path, argv, attr)
+}
+
+// groupRefused reports whether err is the kernel refusing to start a
+// process into a cgroup, rather than the command failing to start.
+func groupRefused(err error) bool {
+	return errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EOPNOTSUPP) ||
+		errors.Is(err, unix.EINVAL)
+}
+
+// GroupErr says why the command was started outside its Group, once a
+// start has found out; nil otherwise.
+func (p *Prepared) GroupErr() error {
+	if p == nil {
+		return nil
+	}
+	return p.groupErr
+}
+
+// ChildAttr is what os/exec must be given to start a child as ForkExec
+// would, on a thread OnThread confined: its Group (nil without one).
+func (p *Prepared) ChildAttr() *syscall.SysProcAttr {
+	if p == nil {
+		return nil
+	}
+	return p.group.into(nil)
+}
+
+// forkExec is ForkExec without its group's fallback.
+func (p *Prepared) forkExec(path string, argv []string, attr *syscall.ProcAttr) (pid int, release func(), err error) {
 	if p == nil || p.net.mode != netHelper {
 		release, err = p.OnThread(func() (err error) {
 			pid, err = syscall.ForkExec(path, argv, attr)

@@ -49,6 +49,10 @@ type Prepared struct {
 	filter  []unix.SockFilter
 	// net is how the private loopback network is made (netns_linux.go).
 	net netState
+	// group, if set, is the cgroup every process it starts is started
+	// into (group_linux.go); groupErr says why it was dropped.
+	group    *Group
+	groupErr error
 }
 
 // Grants returns what p allows.

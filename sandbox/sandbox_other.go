@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"os"
 	"runtime"
@@ -35,7 +36,10 @@ func (p *Prepared) OnThread(fn func() error) (func(), error) {
 const HelperArg = "__execgate-sandbox-netns"
 
 // Options say how a confinement is made.
-type Options struct{ Helper string }
+type Options struct {
+	Helper string
+	Group  *Group
+}
 
 // PrepareWith fails: this system cannot confine.
 func PrepareWith(g Grants, o Options) (*Prepared, error) { return Prepare(g) }
@@ -56,3 +60,41 @@ func HelperMain(args []string) { os.Exit(126) }
 
 // ProbeLoopback says why there is no private loopback network here.
 func ProbeLoopback(o Options) error { return errors.New(probe().Reason) }
+
+// Group is a cgroup made for one confined command; there are none here.
+type Group struct{ Dir string }
+
+// NewGroup fails: this system has no cgroups execgate uses.
+func NewGroup(name string, gone func(string) bool) (*Group, error) {
+	return nil, errors.New(probe().Reason)
+}
+
+// Close does nothing here.
+func (g *Group) Close() error { return nil }
+
+// GroupState is what a group's cgroup.events says.
+type GroupState struct{ Populated, Frozen bool }
+
+// ReadGroup fails: there are no groups here.
+func ReadGroup(dir string) (GroupState, error) { return GroupState{}, os.ErrNotExist }
+
+// GroupPIDs lists nothing here.
+func GroupPIDs(dir string) []int { return nil }
+
+// RemoveGroup does nothing here.
+func RemoveGroup(dir string) error { return nil }
+
+// Freeze fails: there are no groups here.
+func Freeze(ctx context.Context, dir string, on bool) error { return errors.New(probe().Reason) }
+
+// GroupErr is nil: nothing is started here.
+func (p *Prepared) GroupErr() error { return nil }
+
+// ChildAttr is nil here.
+func (p *Prepared) ChildAttr() *syscall.SysProcAttr { return nil }
+
+// KillGroup does nothing here.
+func KillGroup(ctx context.Context, dir string) error { return nil }
+
+// ProbeGroups says why no group can be made here.
+func ProbeGroups() (string, error) { return "", errors.New(probe().Reason) }

@@ -103,7 +103,13 @@ type Event struct {
 	// refused (agents.NAME.sandbox.hosts).
 	Hosts        []string `json:"hosts,omitempty"`
 	HostsRefused []string `json:"hostsRefused,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
+	// LeftRunning names ("PID NAME") the processes a confined command
+	// left running when it ended, inside its sandbox and cgroup; Paused
+	// the ones confined commands left running that were paused while
+	// this command ran unconfined (see leftovers.go).
+	LeftRunning []string `json:"leftRunning,omitempty"`
+	Paused      []string `json:"paused,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
 	// Seq, Prev and Hash chain the line to the one before it, in the
 	// order written (auditchain.go); Append sets them.
 	Seq  int64  `json:"seq,omitempty"`

@@ -73,6 +73,8 @@ func marshalEvent(ev *Event) ([]byte, error) {
 	b = appendField(b, "confined", ev.Confined, true)
 	b = appendList(b, "hosts", ev.Hosts)
 	b = appendList(b, "hostsRefused", ev.HostsRefused)
+	b = appendList(b, "leftRunning", ev.LeftRunning)
+	b = appendList(b, "paused", ev.Paused)
 	b = appendList(b, "warnings", ev.Warnings)
 	if ev.Seq != 0 {
 		b = strconv.AppendInt(append(b, `,"seq":`...), ev.Seq, 10)

@@ -338,10 +338,10 @@ func TestCodeRecordKeptWhileTrue(t *testing.T) {
 	status, _, errOut := w.run(t, "python3 harmless.py")
 	require.Equal(t, 0, status, errOut)
 	dir := filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined")
-	records, err := os.ReadDir(dir)
+	records, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
 	require.Len(t, records, 1)
-	record := filepath.Join(dir, records[0].Name())
+	record := records[0]
 	inode := func() uint64 {
 		fi, err := os.Stat(record)
 		require.NoError(t, err)

@@ -56,6 +56,12 @@ type plan struct {
 	// caches are the tools' cache directories made before it runs
 	// confined (see caches.go).
 	caches []string
+	// runsCode: it may run code the analysis did not read (the
+	// workspace's), which may leave processes running (leftovers.go).
+	runsCode bool
+	// enclosed: it runs held by the sandbox of the confined command that
+	// started this shim (enclosed.go).
+	enclosed bool
 }
 
 // carryOut runs the plan: confinement first, on every way, or nothing
@@ -82,10 +88,17 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			// could make the private network, say there is none.
 			helper = ""
 		}
+		enclosed := pl.grants.Loopback && s.enclosed(req.Home)
+		if pl.runsCode && !enclosed {
+			// (Inside a confined command, the enclosing one's group
+			// holds it already.)
+			s.group, s.groupWS = s.newGroup(pl.grants.Workspace), pl.grants.Workspace
+		}
 		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: helper, OnProxy: s.serveProxy(ctx, pl.grants),
 			// Inside a confined command, its network is this one's too.
-			Enclosed: pl.grants.Loopback && s.enclosed(req.Home)})
+			Enclosed: enclosed, Group: s.group})
 		if err != nil {
+			s.endGroup(s.groupWS, s.group)
 			<-touched
 			return s.refuse(denial.Errorf("cannot confine this command: %v; it was not run", err))
 		}
@@ -95,11 +108,12 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 		// has no way to make one.
 		eff := p.Grants()
 		pl.grants = &eff
-		if p.NeedsChild() && pl.way == wayShellExec {
-			// Its private network is made by a child (sandbox.HelperArg):
-			// exec'd in place it would have none.
-			pl.way, pl.run.MaxBytes = wayShell, 0
-		}
+		// Its private network is made by a child (sandbox.HelperArg):
+		// exec'd in place it would have none. A group is entered by
+		// starting a child into it: moving this process in (cgroup.procs)
+		// costs the kernel a wait of ~10 ms, the child ~1 ms
+		// (docs/BENCHMARKS.md).
+		s.stays = p.NeedsChild() || s.group != nil
 		if writesCode(pl) && len(s.planted) == 0 && s.codeRecord == nil {
 			// What the code files are before it may change them (see
 			// planted.go); after an unacknowledged change, the record
@@ -114,6 +128,19 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			pl.direct.env = markConfined(s.markCheckpointed(pl.grants.Environ(pl.direct.env)), pl.grants.Workspace)
 		}
 		s.ev.Confined = pl.grants.Summary()
+	} else if (pl.way != wayDirect || !pl.direct.builtin) && !pl.enclosed && !s.startsInteractive() {
+		// (Enclosed, it is confined and its group is the enclosing
+		// command's; an interactive shell, approved whole, would hold
+		// the workspace for as long as a person types.)
+		release, err := s.holdUnconfined(ctx, req.Cwd)
+		if err != nil {
+			<-touched
+			return s.refuse(err)
+		}
+		defer release()
+	}
+	if s.stays && pl.way == wayShellExec {
+		pl.way, pl.run.MaxBytes = wayShell, 0
 	}
 	switch pl.way {
 	case wayEngine:

@@ -144,8 +144,7 @@ func (snap codeSnapshot) changedSince(now codeSnapshot) []string {
 // snapshotPath is where the snapshot of ws is kept, in the state
 // directory.
 func (s *session) snapshotPath(ws string) (string, error) {
-	sum := sha256.Sum256([]byte(ws))
-	return state.Path(s.getenv, "confined", hex.EncodeToString(sum[:8])+".json")
+	return state.Path(s.getenv, "confined", workspaceKey(ws)+".json")
 }
 
 // plantedSince reports the watched files of ws that changed since the

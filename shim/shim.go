@@ -160,6 +160,16 @@ type session struct {
 	// checkpointed is the workspace the checkpoint taken before this
 	// command recorded; "" when none was taken (see nested.go).
 	checkpointed string
+	// group is the cgroup the confined command runs in, groupWS its
+	// workspace; paused names what confined commands left running that
+	// is paused while this one runs unconfined (leftovers.go).
+	group   *sandbox.Group
+	groupWS string
+	paused  []string
+	// stays: this process must outlive the command (a group to end, a
+	// pause to release, a private network made by a child), so it is
+	// never exec'd in place.
+	stays bool
 }
 
 func newSession(o Options) *session {
@@ -470,7 +480,7 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// if any, is known by now.
 	capped := s.capOutput(&run, agent)
 	pl := plan{run: run, grants: grants, writesWorkspace: grants == nil || grants.WriteWorkspace,
-		caches: s.cachesToMake(res, grants, req.Home)}
+		caches: s.cachesToMake(res, grants, req.Home), runsCode: needs.RunCode, enclosed: enclosed}
 	switch {
 	case engine:
 		pl.way = wayEngine
@@ -535,8 +545,8 @@ func (s *session) runDirect(ctx context.Context, run interp.Options, d directRun
 		direct.Env = withCapped(d.env)
 	}
 	<-touched
-	if passthrough && !(run.Confine != nil && run.Confine.NeedsChild()) {
-		// (A private network made by a child: see carryOut.)
+	if passthrough && !s.stays {
+		// (A private network made by a child, a group: see carryOut.)
 		ev := s.ev
 		ev.Event, ev.Exec = EventStarted, true
 		s.record(ev)
@@ -661,7 +671,13 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 			// record says what it really had.
 			ev.Confined += "; ran without its private loopback network: " + err.Error()
 		}
+		if err := s.confinement.GroupErr(); err != nil {
+			ev.Confined += "; not tracked in a cgroup: " + err.Error()
+		}
 	}
+	ev.LeftRunning = s.endGroup(s.groupWS, s.group)
+	s.group = nil
+	ev.Paused = s.paused
 	ms := res.Duration.Milliseconds()
 	status := res.ExitStatus
 	ev.ExitStatus, ev.DurationMs = &status, &ms

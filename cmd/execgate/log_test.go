@@ -139,3 +139,24 @@ func TestWriteEventWho(t *testing.T) {
 		assert.Contains(t, b.String(), tt.want)
 	}
 }
+
+// The log says what a confined command left running, and what was paused
+// while an unconfined one ran (shim/leftovers.go), each on a line of its
+// own, escaped as any text a command chose.
+func TestWriteEventLeftovers(t *testing.T) {
+	var b bytes.Buffer
+	status := 0
+	ev := shim.Event{Time: time.Unix(0, 0), Event: shim.EventFinished, Agent: "codex", Command: "python3 serve.py",
+		ExitStatus: &status, LeftRunning: []string{"4242 python3", "4250 evil\x1b[2J"}}
+	require.NoError(t, writeEvent(&b, ev, logWidth))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 2, b.String())
+	assert.Contains(t, lines[1], "left running, confined: 4242 python3, 4250 evil")
+	assert.NotContains(t, b.String(), "\x1b")
+
+	b.Reset()
+	ev = shim.Event{Time: time.Unix(0, 0), Event: shim.EventFinished, Agent: "codex", Command: "git push", ExitStatus: &status,
+		Paused: []string{"4242 python3"}}
+	require.NoError(t, writeEvent(&b, ev, logWidth))
+	assert.Contains(t, b.String(), "\n"+strings.Repeat(" ", 22)+"paused while it ran: 4242 python3\n")
+}

@@ -346,5 +346,11 @@ func writeEvent(w io.Writer, ev shim.Event, width int) error {
 	if ev.Message != "" {
 		_, err = fmt.Fprintf(w, "%22s%s\n", "", display.Escape(ev.Message))
 	}
+	if len(ev.LeftRunning) > 0 && err == nil {
+		_, err = fmt.Fprintf(w, "%22sleft running, confined: %s\n", "", display.Escape(strings.Join(ev.LeftRunning, ", ")))
+	}
+	if len(ev.Paused) > 0 && err == nil {
+		_, err = fmt.Fprintf(w, "%22spaused while it ran: %s\n", "", display.Escape(strings.Join(ev.Paused, ", ")))
+	}
 	return err
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/sandbox"
+)
+
+// While a command runs unconfined in a workspace (the user's allowlist let
+// it through), confined commands there pause, so that none can change the
+// hooks git is about to run for it (shim/leftovers.go). Tested with the
+// built shims, as separate processes.
+
+// leftoversEnv is a shim environment whose allowlist lets sh outer.sh and
+// sh slow.sh through unconfined, with the real python3 for confined code;
+// it skips where commands cannot be confined or grouped.
+func leftoversEnv(t *testing.T) (*shimEnv, string) {
+	t.Helper()
+	realBash(t)
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("this machine cannot confine commands (%s): nothing runs confined here", st.Reason)
+	}
+	if _, err := sandbox.ProbeGroups(); err != nil {
+		t.Skipf("no cgroup for a command's leftovers here: %v", err)
+	}
+	py, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skip("needs python3 for confined code")
+	}
+	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "sh outer.sh"}, {"pattern": "sh slow.sh"}]}}}`)
+	t.Cleanup(func() { killGroups(e.state) })
+	for i, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			e.env[i] = "PATH=" + filepath.Join(e.dir, "shims") + ":" + v
+		}
+	}
+	return e, strings.TrimSpace(string(py))
+}
+
+// An unconfined command that itself runs confined code through the shims
+// on PATH (a script's `bash -c`) is not paused by its own hold: it would
+// wait for itself.
+func TestUnconfinedRunsNestedConfined(t *testing.T) {
+	e, python := leftoversEnv(t)
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "quick.py"), []byte("print('quick')\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "outer.sh"), []byte("bash -c '"+python+" quick.py'\n"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "sh outer.sh"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.Equal(t, "quick\n", o.stdout)
+	assert.NotContains(t, o.stderr, "waiting")
+	var confined bool
+	for _, ev := range e.readAudit() {
+		if strings.Contains(ev.Command, "quick.py") && ev.Event == "exec.finished" {
+			confined = ev.Confined != ""
+		}
+	}
+	assert.True(t, confined, "the nested command ran confined")
+}
+
+// A confined command started while another runs unconfined in the same
+// workspace waits, paused, until it ends, and says so on one line.
+func TestConfinedWaitsForUnconfined(t *testing.T) {
+	e, python := leftoversEnv(t)
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "slow.sh"),
+		[]byte("sleep 1.5\ndate +%s.%N > slow.done\necho slow\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "quick.py"),
+		[]byte("import time\nopen('quick.at', 'w').write('%f' % time.time())\nprint('quick')\n"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	slow := e.command(ctx, e.shim("bash"), "bash", "-c", "sh slow.sh")
+	require.NoError(t, slow.Start())
+	// Running once its hold is recorded.
+	require.Eventually(t, func() bool {
+		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "*.holders", "*"))
+		return len(m) == 1
+	}, 10*time.Second, 5*time.Millisecond)
+
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", python+" quick.py"), "")
+	require.NoError(t, slow.Wait())
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.Equal(t, "quick\n", o.stdout)
+	assert.Contains(t, o.stderr, "execgate: waiting: a command runs unconfined in this workspace")
+	done := readFloat(t, filepath.Join(e.work, "slow.done"))
+	at := readFloat(t, filepath.Join(e.work, "quick.at"))
+	assert.GreaterOrEqual(t, at, done, "the confined command ran while the unconfined one did")
+}
+
+func readFloat(t *testing.T, path string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	f, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	require.NoError(t, err)
+	return f
+}
+
+// killGroups kills what the commands of a test whose state directory is
+// state left running, and removes their groups.
+func killGroups(state string) {
+	marks, _ := filepath.Glob(filepath.Join(state, "execgate", "confined", "*.groups", "*"))
+	for _, m := range marks {
+		b, _ := os.ReadFile(m)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		sandbox.KillGroup(ctx, string(b))
+		cancel()
+	}
+}

@@ -1,0 +1,448 @@
+package shim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/state"
+	"github.com/execgate/execgate/sandbox"
+)
+
+// What a confined command leaves running. Its sandbox holds a daemon it
+// starts as it holds the command, but the code it may change in the
+// workspace (git's hooks and configuration, .envrc: planted.go) runs
+// later outside any sandbox, and a daemon can change it at any moment:
+// after the next command's comparison, while an approved `git push`
+// reads its hooks. So a confined command that runs code is started into
+// a cgroup of its own (sandbox.Group), which nothing it starts can leave;
+// a file in the state directory names it, per workspace. While anything
+// runs in such a group, a command that runs unconfined in that workspace
+// pauses the group first (cgroup.freeze), compares the code files again,
+// and resumes it when it ends — the last such command to end, when
+// several run at once. A confined command started meanwhile starts
+// paused with them. Where no group can be made (no writable cgroup v2:
+// most containers, a login session's own scope) leftovers are only
+// caught by the comparison at the next command; doctor says so.
+
+// holdWait bounds how long pausing a group may take: a process inside an
+// uninterruptible wait (a disk, a FUSE mount) pauses only when it
+// returns.
+const holdWait = 2 * time.Second
+
+// workspaceKey names ws's records in the state directory.
+func workspaceKey(ws string) string {
+	sum := sha256.Sum256([]byte(ws))
+	return hex.EncodeToString(sum[:8])
+}
+
+// groupMarks is the directory that names ws's groups: one file per group,
+// named as it, holding its directory in the cgroup file system.
+func (s *session) groupMarks(ws string) (string, error) {
+	return state.Path(s.getenv, "confined", workspaceKey(ws)+".groups")
+}
+
+// holdLock is the lock file of ws's pauses: shared by each command that
+// pauses ws's groups, taken exclusively by the one that resumes them.
+func (s *session) holdLock(ws string) (string, error) {
+	return state.Path(s.getenv, "confined", workspaceKey(ws)+".hold")
+}
+
+// newGroup makes the group a confined command that runs code in ws is
+// started into, and names it in ws's records; nil (and why, in the debug
+// log) where none can be made.
+func (s *session) newGroup(ws string) *sandbox.Group {
+	if ws == "" {
+		return nil
+	}
+	marks, err := s.groupMarks(ws)
+	if err == nil {
+		err = state.MkdirPrivate(marks)
+	}
+	if err != nil {
+		s.log.Debug("no cgroup for leftovers", "err", err)
+		return nil
+	}
+	name := fmt.Sprintf("%s-%d-%d", workspaceKey(ws), os.Getpid(), time.Now().UnixNano())
+	g, err := sandbox.NewGroup(name, func(name string) bool { return !creatorAlive(name) })
+	if err != nil {
+		s.log.Debug("no cgroup for leftovers", "err", err)
+		return nil
+	}
+	// Named before anything runs in it: a shim killed now leaves a name
+	// of an empty group, which the next look removes.
+	if err := os.WriteFile(filepath.Join(marks, name), []byte(g.Dir), 0o600); err != nil {
+		s.log.Debug("no cgroup for leftovers", "err", err)
+		g.Close()
+		sandbox.RemoveGroup(g.Dir)
+		return nil
+	}
+	s.startHeld(ws, g)
+	return g
+}
+
+// startHeld pauses the new group g before anything runs in it while an
+// unconfined command runs in ws, unless that command is what started this
+// one (it would wait for itself); it says so on one line. When no such
+// command runs, it resumes groups a killed shim left paused.
+func (s *session) startHeld(ws string, g *sandbox.Group) {
+	lock, err := s.lockHolds(ws)
+	if err != nil {
+		s.log.Debug("leftovers lock", "err", err)
+		return
+	}
+	defer lock.Close()
+	holders := s.holders(ws)
+	if len(holders) == 0 {
+		s.resumeAll(ws)
+		return
+	}
+	if slices.ContainsFunc(ancestors(), func(p procID) bool { return slices.Contains(holders, p) }) {
+		return
+	}
+	// Its name is written: the last of them to end resumes it.
+	if err := sandbox.Freeze(context.Background(), g.Dir, true); err != nil {
+		s.log.Debug("pause new group", "err", err)
+		return
+	}
+	fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined in this workspace (pid %d); confined commands here pause until it ends\n", holders[0].pid)
+}
+
+// procID names a process across PID reuse: its PID and start time.
+type procID struct {
+	pid   int
+	start uint64
+}
+
+// String is how a holder is named in its file.
+func (p procID) String() string { return strconv.Itoa(p.pid) + " " + strconv.FormatUint(p.start, 10) }
+
+// statOf reads pid's parent and start time from /proc/PID/stat.
+func statOf(pid int) (ppid int, id procID, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, procID{}, false
+	}
+	// The name, in parentheses, may hold anything: fields start after
+	// the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, procID{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, procID{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, procID{}, false
+	}
+	return ppid, procID{pid: pid, start: start}, true
+}
+
+// ancestors lists this process's ancestors, parent first.
+func ancestors() []procID {
+	var out []procID
+	pid := os.Getppid()
+	for i := 0; pid > 1 && i < 64; i++ {
+		ppid, id, ok := statOf(pid)
+		if !ok {
+			break
+		}
+		out = append(out, id)
+		pid = ppid
+	}
+	return out
+}
+
+// holderDir is the directory of the commands running unconfined in ws now:
+// one file each, named by PID, holding "PID START".
+func (s *session) holderDir(ws string) (string, error) {
+	return state.Path(s.getenv, "confined", workspaceKey(ws)+".holders")
+}
+
+// holders lists the commands running unconfined in ws that still run,
+// removing the files of those gone. Called with the lock held.
+func (s *session) holders(ws string) []procID {
+	dir, err := s.holderDir(ws)
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []procID
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var want procID
+		if _, err := fmt.Sscanf(string(b), "%d %d", &want.pid, &want.start); err != nil {
+			os.Remove(path)
+			continue
+		}
+		if _, now, ok := statOf(want.pid); ok && now == want {
+			out = append(out, want)
+		} else {
+			os.Remove(path)
+		}
+	}
+	return out
+}
+
+// lockHolds takes ws's lock, which every change to its pauses is made
+// under; closing the file releases it.
+func (s *session) lockHolds(ws string) (*os.File, error) {
+	lock, err := s.openHoldLock(ws)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return lock, nil
+}
+
+// resumeAll resumes every paused group of ws (called with the lock held).
+func (s *session) resumeAll(ws string) {
+	for _, l := range s.liveGroups(ws) {
+		if l.state.Frozen {
+			sandbox.Freeze(context.Background(), l.dir, false)
+		}
+	}
+}
+
+// openHoldLock opens (making it) ws's lock file.
+func (s *session) openHoldLock(ws string) (*os.File, error) {
+	path, err := s.holdLock(ws)
+	if err != nil {
+		return nil, err
+	}
+	if err := state.MkdirPrivate(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return state.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+}
+
+// liveGroup is a group of ws's with processes in it.
+type liveGroup struct {
+	dir   string
+	state sandbox.GroupState
+}
+
+// liveGroups lists ws's groups that have processes in them, removing the
+// ones that are empty or gone (and their names).
+func (s *session) liveGroups(ws string) []liveGroup {
+	marks, err := s.groupMarks(ws)
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(marks)
+	if err != nil {
+		return nil
+	}
+	var live []liveGroup
+	for _, e := range entries {
+		mark := filepath.Join(marks, e.Name())
+		b, err := os.ReadFile(mark)
+		dir := string(b)
+		if err != nil || !filepath.IsAbs(dir) || filepath.Base(dir) != e.Name() {
+			continue // being written, or not a name of ours: leave it
+		}
+		st, err := sandbox.ReadGroup(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			os.Remove(mark)
+		case err != nil:
+			// Unreadable: it may hold anything; treat it as running.
+			live = append(live, liveGroup{dir: dir, state: sandbox.GroupState{Populated: true}})
+		case st.Populated:
+			live = append(live, liveGroup{dir: dir, state: st})
+		case !creatorAlive(e.Name()):
+			// Empty, and the shim that made it is gone (killed before it
+			// could remove it): the command is over. An empty group of a
+			// shim still running may be about to take its command.
+			if sandbox.RemoveGroup(dir) == nil {
+				os.Remove(mark)
+			}
+		}
+	}
+	return live
+}
+
+// creatorAlive reports whether the shim that made the group named name
+// (KEY-PID-TIME) still runs.
+func creatorAlive(name string) bool {
+	parts := strings.Split(name, "-")
+	if len(parts) != 3 {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return unix.Kill(pid, 0) != unix.ESRCH
+}
+
+// endGroup, once the command has ended, removes its group if nothing is
+// left running in it, and otherwise says what is (for the record).
+func (s *session) endGroup(ws string, g *sandbox.Group) []string {
+	if g == nil {
+		return nil
+	}
+	g.Close()
+	st, err := sandbox.ReadGroup(g.Dir)
+	if err == nil && !st.Populated {
+		if sandbox.RemoveGroup(g.Dir) == nil {
+			if marks, err := s.groupMarks(ws); err == nil {
+				os.Remove(filepath.Join(marks, filepath.Base(g.Dir)))
+			}
+		}
+		return nil
+	}
+	return describePIDs(sandbox.GroupPIDs(g.Dir))
+}
+
+// describePIDs names processes as "PID NAME" (at most ten, then a count).
+func describePIDs(pids []int) []string {
+	var out []string
+	for i, pid := range pids {
+		if i == 10 {
+			out = append(out, fmt.Sprintf("and %d more", len(pids)-10))
+			break
+		}
+		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		out = append(out, strings.TrimSpace(strconv.Itoa(pid)+" "+strings.TrimSpace(string(comm))))
+	}
+	return out
+}
+
+// holdLeftovers pauses what confined commands left running in ws (and
+// those running now), for an unconfined command about to run there, and
+// keeps confined commands started meanwhile paused; release resumes them
+// all, unless another such command still runs. paused names what was
+// paused. An error means something could not be paused: the command must
+// not run.
+func (s *session) holdLeftovers(ctx context.Context, ws string) (release func(), paused []string, err error) {
+	noop := func() {}
+	if ws == "" {
+		return noop, nil, nil
+	}
+	fail := func(err error) (func(), []string, error) {
+		if len(s.liveGroups(ws)) == 0 {
+			// Nothing to pause (and no confined command can name a new
+			// group where this one could not write): it runs.
+			s.log.Debug("no hold", "err", err)
+			return noop, nil, nil
+		}
+		return noop, nil, fmt.Errorf("cannot pause what confined commands run here: %w", err)
+	}
+	dir, err := s.holderDir(ws)
+	if err != nil {
+		return fail(err)
+	}
+	if err := state.MkdirPrivate(dir); err != nil {
+		return fail(err)
+	}
+	_, self, ok := statOf(os.Getpid())
+	if !ok {
+		return fail(errors.New("cannot read this process's start time"))
+	}
+	lock, err := s.lockHolds(ws)
+	if err != nil {
+		return fail(err)
+	}
+	mine := filepath.Join(dir, strconv.Itoa(self.pid))
+	if err := os.WriteFile(mine, []byte(self.String()), 0o600); err != nil {
+		lock.Close()
+		return fail(err)
+	}
+	release = func() {
+		lock, err := s.lockHolds(ws)
+		if err != nil {
+			s.log.Warn("resume leftovers", "err", err)
+			return
+		}
+		defer lock.Close()
+		os.Remove(mine)
+		if len(s.holders(ws)) > 0 {
+			return // the last to end resumes them
+		}
+		s.resumeAll(ws)
+	}
+	wait, cancel := context.WithTimeout(ctx, holdWait)
+	defer cancel()
+	for _, l := range s.liveGroups(ws) {
+		if err := sandbox.Freeze(wait, l.dir, true); err != nil {
+			lock.Close()
+			release()
+			pids := sandbox.GroupPIDs(l.dir)
+			return noop, nil, fmt.Errorf("processes a confined command left running here could not be paused (%s): %w; "+
+				"stop them (kill %s) and run it again", strings.Join(describePIDs(pids), ", "), err, pidList(pids))
+		}
+		paused = append(paused, describePIDs(sandbox.GroupPIDs(l.dir))...)
+	}
+	lock.Close()
+	return release, paused, nil
+}
+
+// pidList is pids as kill's arguments.
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, " ")
+}
+
+// holdUnconfined pauses, for a command about to run unconfined from cwd,
+// what confined commands left running in its workspace, and then compares
+// the code files again: a change made between the decision and the pause
+// is one nobody was shown, and the command is refused. release resumes
+// them once the command has ended.
+func (s *session) holdUnconfined(ctx context.Context, cwd string) (release func(), err error) {
+	noop := func() {}
+	ws := s.sandboxWorkspace(cwd)
+	if ws == "" || !s.sandboxStatus().Supported() {
+		return noop, nil
+	}
+	release, paused, err := s.holdLeftovers(ctx, ws)
+	if err != nil {
+		return noop, denial.New(err.Error() + "; it was not run")
+	}
+	// It resumes them when the command ends: it cannot become the
+	// command.
+	s.stays = true
+	if len(paused) == 0 {
+		return release, nil
+	}
+	s.paused = paused
+	var unseen []string
+	for _, p := range s.plantedSince(ws) {
+		if !slices.Contains(s.planted, p) {
+			unseen = append(unseen, p)
+		}
+	}
+	if len(unseen) > 0 {
+		release()
+		return noop, denial.New(plantedReason(unseen) + "; it was not run")
+	}
+	return release, nil
+}
