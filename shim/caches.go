@@ -154,11 +154,55 @@ func granted(g *sandbox.Grants, dir string) bool {
 
 // makeCaches makes the directories cachesToMake listed, as the tools would
 // (0700, parents included); a failure is left to the tool to report, as it
-// would under bash.
-func (s *session) makeCaches(dirs []string) {
+// would under bash. A cache of the workspace ws's own (workspaceCacheKey)
+// is named as its, and the caches of workspaces that are gone or were
+// replaced are removed.
+func (s *session) makeCaches(dirs []string, ws string) {
 	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			s.log.Debug("tool cache", "dir", dir, "err", err)
+			continue
 		}
+		if filepath.Base(dir) == workspaceCacheKey(ws) {
+			if err := os.WriteFile(dir+ownerSuffix, []byte(ws), 0o600); err != nil {
+				s.log.Debug("tool cache", "dir", dir, "err", err)
+			}
+			s.pruneCaches(filepath.Dir(dir))
+		}
+	}
+}
+
+// ownerSuffix names the file beside a workspace's cache that says whose
+// it is.
+const ownerSuffix = ".workspace"
+
+// maxPruned bounds how many caches one command removes: a build cache
+// can hold thousands of files, and this runs before the command.
+const maxPruned = 2
+
+// pruneCaches removes, from parent, the caches whose workspace is gone or
+// is another directory now (a repository cloned again at its path): no
+// confined command will use them again, and nothing else trims them.
+func (s *session) pruneCaches(parent string) {
+	owners, _ := filepath.Glob(filepath.Join(parent, "*"+ownerSuffix))
+	pruned := 0
+	for _, owner := range owners {
+		if pruned == maxPruned {
+			return
+		}
+		ws, err := os.ReadFile(owner)
+		if err != nil {
+			continue
+		}
+		dir := strings.TrimSuffix(owner, ownerSuffix)
+		if workspaceCacheKey(string(ws)) == filepath.Base(dir) {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			s.log.Debug("prune cache", "dir", dir, "err", err)
+			continue
+		}
+		os.Remove(owner)
+		pruned++
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // codeStores are caches that hold code other projects build or run later,
@@ -45,8 +48,26 @@ func confinedGoCache(getenv func(string) string, cache, ws string) string {
 	if v := getenv("GOCACHE"); v != "" && !filepath.IsAbs(v) {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(ws))
-	return filepath.Join(cache, "execgate", "go-builds", hex.EncodeToString(sum[:8]))
+	return filepath.Join(cache, "execgate", "go-builds", workspaceCacheKey(ws))
+}
+
+// workspaceCacheKey names the caches of the workspace ws: its path and
+// the identity of its directory on disk (inode, and birth time where the
+// file system keeps one). A repository deleted and another cloned at the
+// same path gets caches of its own: what the first one's confined builds
+// wrote (a planted compiled package) must not be linked into the second
+// one's binaries.
+func workspaceCacheKey(ws string) string {
+	id := ws
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, ws, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &st); err == nil {
+		id += "\x00" + strconv.FormatUint(st.Ino, 10)
+		if st.Mask&unix.STATX_BTIME != 0 {
+			id += "\x00" + strconv.FormatInt(st.Btime.Sec, 10) + "." + strconv.FormatUint(uint64(st.Btime.Nsec), 10)
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
 }
 
 // confinedUVCache is uv's cache for confined commands in the workspace
@@ -58,8 +79,7 @@ func confinedGoCache(getenv func(string) string, cache, ws string) string {
 // Go's. A confined uv that needs a package this cache lacks needs the
 // network, which asks.
 func confinedUVCache(cache, ws string) string {
-	sum := sha256.Sum256([]byte(ws))
-	return filepath.Join(cache, "execgate", "uv", hex.EncodeToString(sum[:8]))
+	return filepath.Join(cache, "execgate", "uv", workspaceCacheKey(ws))
 }
 
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH

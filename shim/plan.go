@@ -80,7 +80,7 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 		}
 	}
 	if pl.grants != nil {
-		s.makeCaches(pl.caches)
+		s.makeCaches(pl.caches, pl.grants.Workspace)
 		helper := s.o.SandboxHelper
 		if pl.way == wayEngine {
 			// The engine starts each command with os/exec on a confined

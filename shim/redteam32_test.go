@@ -247,6 +247,44 @@ print("found what proj planted" if os.path.exists(p) else "clean")
 	assert.Equal(t, 0, w.asked, "both ran confined, unasked")
 }
 
+// The same between a repository and the next one cloned at its path: the
+// caches were named by the workspace's path alone, so a repository the
+// user deleted left its planted build cache to whatever they cloned there
+// next.
+func TestConfinedGoCacheNotSharedWithNextClone(t *testing.T) {
+	requireSandbox(t)
+	w := newConfinedWorld(t)
+	w.env["PATH"] = goOnPath(t, w)
+	plant := []byte(`import os
+d = os.path.join(os.environ["GOCACHE"], "ff")
+os.makedirs(d, exist_ok=True)
+open(os.path.join(d, "ff00-d"), "w").write("planted\n")
+print("planted")
+`)
+	look := []byte(`import os
+p = os.path.join(os.environ["GOCACHE"], "ff", "ff00-d")
+print("found what the deleted repository planted" if os.path.exists(p) else "clean")
+`)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), plant, 0o600))
+	status, out, errOut := w.run(t, "python3 plant.py")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, "planted\n", out)
+
+	first := confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), w.ws)
+	require.DirExists(t, first)
+
+	// Deleted, and another repository at the same path.
+	require.NoError(t, os.RemoveAll(w.ws))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "look.py"), look, 0o600))
+	status, out, errOut = w.run(t, "python3 look.py")
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, "clean\n", out)
+	assert.Equal(t, 0, w.asked)
+	assert.NoDirExists(t, first, "the cache of the repository that is gone is removed")
+	assert.DirExists(t, confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), w.ws))
+}
+
 // What the sandbox grants beyond the workspace is found from the agent's
 // environment: PATH's directories (to run the toolchains), the caches
 // ($XDG_CACHE_HOME, npm_config_cache). When one of them lies inside the
