@@ -58,8 +58,8 @@ var toolCaches = [...]toolCache{
 		}
 		return []string{filepath.Join(cache, "pip")}
 	}},
-	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, _ string) []string {
-		return []string{filepath.Join(cache, "golangci-lint")}
+	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, ws string) []string {
+		return []string{confinedLintCache(cache, ws)}
 	}},
 	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, ws string) []string {
 		return []string{confinedUVCache(cache, ws)}

@@ -82,6 +82,15 @@ func confinedUVCache(cache, ws string) string {
 	return filepath.Join(cache, "execgate", "uv", workspaceCacheKey(ws))
 }
 
+// confinedLintCache is golangci-lint's cache for confined commands in the
+// workspace ws, $XDG_CACHE_HOME/execgate/golangci-lint/KEY, set as
+// GOLANGCI_LINT_CACHE: it keeps the findings of packages it has seen, and
+// one a repository's confined command rewrote would hide findings from
+// the user's own runs elsewhere.
+func confinedLintCache(cache, ws string) string {
+	return filepath.Join(cache, "execgate", "golangci-lint", workspaceCacheKey(ws))
+}
+
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH
 // entry's pkg/mod, else ~/go/pkg/mod.
 func goModCache(getenv func(string) string, home string) string {

@@ -323,12 +323,9 @@ func toolchains(getenv func(string) string, home, ws string) cacheSet {
 	// (a registry's packument, PyPI's JSON), so a planted answer names the
 	// planted file; installing needs the network, which asks, and what
 	// runs confined only reads them.
-	uv := confinedUVCache(cache, ws)
-	c.env = append(c.env, "UV_CACHE_DIR="+uv)
-	c.write = append(c.write,
-		filepath.Join(npmCache, "_logs"), uv,
-		filepath.Join(cache, "golangci-lint"),
-	)
+	uv, lint := confinedUVCache(cache, ws), confinedLintCache(cache, ws)
+	c.env = append(c.env, "UV_CACHE_DIR="+uv, "GOLANGCI_LINT_CACHE="+lint)
+	c.write = append(c.write, filepath.Join(npmCache, "_logs"), uv, lint)
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
 	c.read = append(c.read, codeStores(getenv, home, cache)...)

@@ -339,3 +339,33 @@ func TestConfinedMarkOutsideSandboxAsks(t *testing.T) {
 	assert.Equal(t, 1, w.asked, "asked, as without the mark")
 	w.assertUntouched(t, "")
 }
+
+// golangci-lint's cache keeps the findings of the packages it has seen:
+// writable confined, a repository could empty the findings of packages
+// the user lints elsewhere. Confined commands get one of their own, per
+// workspace; the user's is not theirs to write.
+func TestConfinedLintCacheOwn(t *testing.T) {
+	requireSandbox(t)
+	w := newConfinedWorld(t)
+	cache := filepath.Join(w.home, ".cache")
+	users := filepath.Join(cache, "golangci-lint")
+	require.NoError(t, os.MkdirAll(users, 0o700))
+	require.NoError(t, os.MkdirAll(confinedLintCache(cache, w.ws), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "lint.py"), []byte(`import os, sys
+own = os.environ["GOLANGCI_LINT_CACHE"]
+print("own", os.path.relpath(own, os.path.expanduser("~")))
+open(os.path.join(own, "entry"), "w").write("x")
+try:
+    open(os.path.join(sys.argv[1], "entry"), "w").write("hidden findings")
+    print("wrote the user's cache")
+except OSError as e:
+    print("refused:", e.strerror)
+`), 0o600))
+	status, out, errOut := w.run(t, "python3 lint.py "+users)
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, 0, w.asked)
+	assert.Contains(t, out, "own .cache/execgate/golangci-lint/")
+	assert.Contains(t, out, "refused: Permission denied")
+	assert.NoFileExists(t, filepath.Join(users, "entry"))
+	assert.FileExists(t, filepath.Join(confinedLintCache(cache, w.ws), "entry"))
+}
