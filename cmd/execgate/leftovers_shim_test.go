@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,4 +117,55 @@ func killGroups(state string) {
 		sandbox.KillGroup(ctx, string(b))
 		cancel()
 	}
+}
+
+// A shim killed while it holds the workspace (SIGKILL: nothing of its own
+// runs) leaves the daemons it paused paused; the next confined command
+// there neither waits for it nor leaves them so.
+func TestKilledHolderReleases(t *testing.T) {
+	e, python := leftoversEnv(t)
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "slow.sh"), []byte("sleep 30\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "daemon.py"), []byte(`import os, time
+if os.fork() == 0:
+    os.setsid()
+    fd = os.open(os.devnull, os.O_RDWR)
+    for i in range(3):
+        os.dup2(fd, i)
+    for i in range(6000):
+        open("tick", "a").write(".")
+        time.sleep(0.005)
+    os._exit(0)
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "quick.py"), []byte("print('quick')\n"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", python+" daemon.py"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	size := func() int64 {
+		fi, err := os.Stat(filepath.Join(e.work, "tick"))
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	require.Eventually(t, func() bool { return size() > 0 }, 10*time.Second, 5*time.Millisecond)
+
+	slow := e.command(ctx, e.shim("bash"), "bash", "-c", "sh slow.sh")
+	require.NoError(t, slow.Start())
+	require.Eventually(t, func() bool {
+		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "*.holders", "*"))
+		return len(m) == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	paused := size()
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, paused, size(), "paused while sh slow.sh runs")
+	// The shim and what it runs (a group of their own: Setsid).
+	require.NoError(t, syscall.Kill(-slow.Process.Pid, syscall.SIGKILL))
+	slow.Wait()
+
+	o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", python+" quick.py"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.Equal(t, "quick\n", o.stdout)
+	assert.NotContains(t, o.stderr, "waiting", "a killed holder holds nothing")
+	assert.Eventually(t, func() bool { return size() > paused }, 10*time.Second, 10*time.Millisecond, "the daemon runs again")
 }
