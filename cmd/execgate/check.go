@@ -77,6 +77,8 @@ type checker struct {
 	// loopback is why a confined command that runs code gets no private
 	// loopback network here ("" when it does), probed on first need.
 	loopback *string
+	// leftovers is leftoversOf's answer, probed once per run.
+	leftovers *string
 }
 
 // newChecker loads the configuration and the rules. A configuration that

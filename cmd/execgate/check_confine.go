@@ -25,6 +25,10 @@ type confinementJSON struct {
 	// gets its own loopback network here (a test's server works), else
 	// why it gets no network at all.
 	Loopback string `json:"loopback,omitempty"`
+	// Leftovers, for a confined command that runs code: "tracked" when
+	// what it leaves running is held in a cgroup here (and paused while a
+	// command runs unconfined in its workspace), else why not.
+	Leftovers string `json:"leftovers,omitempty"`
 	// Extra is what the agent's configuration adds to the boundary
 	// (agents.NAME.sandbox): more to read, and, for a command that
 	// writes, more to write.
@@ -40,6 +44,26 @@ var probeSandbox = sandbox.Probe
 // private loopback network here (sandbox.ProbeLoopback, with this
 // program as the helper, as the shims use theirs). Tests pin it.
 var probeLoopback = func() error { return sandbox.ProbeLoopback(sandbox.Options{Helper: shim.SelfHelper}) }
+
+// probeGroups says whether a confined command's leftovers can be held in
+// a cgroup here (sandbox.ProbeGroups). Tests pin it.
+var probeGroups = func() error { _, err := sandbox.ProbeGroups(); return err }
+
+// leftoversOf is what check says of what a confined command that runs
+// code leaves running, as loopbackOf says of its network.
+func (c *checker) leftoversOf(n policy.Needs, st sandbox.Status) string {
+	if !st.Supported() || !n.RunCode || !n.Within() {
+		return ""
+	}
+	if c.leftovers == nil {
+		why := "tracked"
+		if err := probeGroups(); err != nil {
+			why = "not tracked: " + err.Error()
+		}
+		c.leftovers = &why
+	}
+	return *c.leftovers
+}
 
 // loopbackOf is what check says of the private loopback network for
 // needs n: only for a command that runs code, without the network,
@@ -67,7 +91,7 @@ func confinementOf(c *checker, res *policy.Result, getenv func(string) string) c
 		n.Destroys = policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)
 		n.Beyond = append(n.Beyond, n.Destroys...)
 	}
-	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra, Loopback: c.loopbackOf(n, st)}
+	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra, Loopback: c.loopbackOf(n, st), Leftovers: c.leftoversOf(n, st)}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
 		out.Confined = true
 		res.Decision = policy.Allow
@@ -94,6 +118,12 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 		fmt.Fprintln(w, "network: a private loopback of its own (a test's server works; nothing outside is reached)")
 	case cj.Loopback != "":
 		fmt.Fprintf(w, "network: %s\n", cj.Loopback)
+	}
+	switch {
+	case cj.Leftovers == "tracked":
+		fmt.Fprintln(w, "leftovers: what it leaves running stays in a cgroup of its own, paused while a command runs unconfined here")
+	case cj.Leftovers != "":
+		fmt.Fprintf(w, "leftovers: %s\n", cj.Leftovers)
 	}
 	if cj.Sandbox == "" && (len(cj.Extra.Read) > 0 || len(cj.Extra.Write) > 0 || len(cj.Extra.Hosts) > 0) {
 		var also []string

@@ -20,9 +20,10 @@ import (
 // machine's kernel: their output is then the same everywhere.
 func pinSandbox(t *testing.T, can bool) {
 	t.Helper()
-	old, oldLoopback := probeSandbox, probeLoopback
-	t.Cleanup(func() { probeSandbox, probeLoopback = old, oldLoopback })
+	old, oldLoopback, oldGroups := probeSandbox, probeLoopback, probeGroups
+	t.Cleanup(func() { probeSandbox, probeLoopback, probeGroups = old, oldLoopback, oldGroups })
 	probeLoopback = func() error { return nil }
+	probeGroups = func() error { return nil }
 	st := sandbox.Status{ABI: 7}
 	if !can {
 		st = sandbox.Status{Reason: "this kernel has no Landlock (forced by the test)"}
@@ -154,4 +155,19 @@ func TestCheckSaysLoopback(t *testing.T) {
 	assert.Contains(t, out, `"loopback":"none, not even loopback: cannot make a user namespace`)
 	_, text, _ = checkRun(t, "", "--", "echo hi > notes.txt")
 	assert.NotContains(t, text, "loopback")
+}
+
+// TestCheckSaysLeftovers: check says whether what a confined command that
+// runs code leaves running is held in a cgroup here, and why not.
+func TestCheckSaysLeftovers(t *testing.T) {
+	checkEnv(t)
+	_, text, _ := checkRun(t, "", "--", "python3 repro.py")
+	assert.Contains(t, text, "leftovers: what it leaves running stays in a cgroup of its own")
+	probeGroups = func() error { return errors.New("cgroup: /sys/fs/cgroup is mounted read-only") }
+	_, text, _ = checkRun(t, "", "--", "python3 repro.py")
+	assert.Contains(t, text, "leftovers: not tracked: cgroup: /sys/fs/cgroup is mounted read-only")
+	_, out, _ := checkRun(t, "", "--json", "--", "python3 repro.py")
+	assert.Contains(t, out, `"leftovers":"not tracked: cgroup:`)
+	_, text, _ = checkRun(t, "", "--", "echo hi > notes.txt")
+	assert.NotContains(t, text, "leftovers")
 }
