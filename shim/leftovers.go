@@ -241,14 +241,15 @@ func (s *session) openHoldLock(ws string) (*os.File, error) {
 	return state.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 }
 
-// liveGroup is a group of ws's with processes in it.
+// liveGroup is a group of ws's with processes in it, or about to have.
 type liveGroup struct {
 	dir   string
 	state sandbox.GroupState
 }
 
-// liveGroups lists ws's groups that have processes in them, removing the
-// ones that are empty or gone (and their names).
+// liveGroups lists ws's groups that have processes in them or whose shim
+// still runs, removing the ones that are empty and over or gone (and
+// their names).
 func (s *session) liveGroups(ws string) []liveGroup {
 	marks, err := s.groupMarks(ws)
 	if err != nil {
@@ -277,11 +278,14 @@ func (s *session) liveGroups(ws string) []liveGroup {
 			live = append(live, liveGroup{dir: dir, state: st})
 		case !creatorAlive(e.Name()):
 			// Empty, and the shim that made it is gone (killed before it
-			// could remove it): the command is over. An empty group of a
-			// shim still running may be about to take its command.
+			// could remove it): the command is over.
 			if sandbox.RemoveGroup(dir) == nil {
 				os.Remove(mark)
 			}
+		default:
+			// Empty, of a shim still running: it may be about to take its
+			// command, which must start paused if this group is.
+			live = append(live, liveGroup{dir: dir, state: st})
 		}
 	}
 	return live

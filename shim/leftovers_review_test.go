@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/execgate/execgate/sandbox"
 )
 
 // Attacks on the pause of leftovers (leftovers.go), with real cgroups and
@@ -24,17 +26,30 @@ func worldSession(w *confinedWorld) *session {
 }
 
 // startInto starts argv inside the cgroup at dir, as the shim starts a
-// confined command into its group (CLONE_INTO_CGROUP).
-func startInto(t *testing.T, dir string, argv ...string) *exec.Cmd {
+// confined command into its group (CLONE_INTO_CGROUP). Into a paused
+// group the start itself waits (vfork) until it is resumed: it is made in
+// the background.
+func startInto(t *testing.T, dir string, argv ...string) {
 	t.Helper()
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	require.NoError(t, err)
-	defer unix.Close(fd)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd
+	started := make(chan error, 1)
+	go func() {
+		err := cmd.Start()
+		unix.Close(fd)
+		started <- err
+		if err == nil {
+			cmd.Wait()
+		}
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		sandbox.KillGroup(ctx, dir)
+		<-started
+	})
 }
 
 // A confined command's shim makes its group, finds no unconfined command
