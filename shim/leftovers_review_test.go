@@ -79,3 +79,80 @@ func TestHoldPausesGroupAboutToTakeItsCommand(t *testing.T) {
 	assert.Eventually(t, func() bool { _, err := os.Stat(planted); return err == nil },
 		5*time.Second, 10*time.Millisecond, "resumed once the unconfined command ended")
 }
+
+// A repository inside the workspace (a nested clone, a vendored one) is a
+// workspace of its own for a command run in it, but a confined command of
+// the outer one may write it. A daemon the outer one left must not plant
+// the inner repository's pre-push hook while the user's allowlisted push
+// runs there unconfined.
+func TestOuterLeftoverCannotPlantDuringNestedPush(t *testing.T) {
+	leftoverPlantsDuringPush(t, "inner", true, "", "inner", "git push origin HEAD")
+}
+
+// The workspace an unconfined command pauses is its shim's working
+// directory's; the command may cd elsewhere (an agent whose shell starts
+// in a directory of several repositories). Here the person approves the
+// push (the allowlist does not cover it after a cd): what they saw was
+// the hooks before it ran.
+func TestLeftoverCannotPlantDuringPushAfterCd(t *testing.T) {
+	leftoverPlantsDuringPush(t, "sub", false, "sub", "", "cd sub && git push origin HEAD")
+}
+
+// leftoverPlantsDuringPush leaves a daemon from a confined command run in
+// the directory daemonIn (relative to the workspace, which is a
+// repository if outerRepo); it plants a pre-push hook in the repository
+// at rel once a push is under way, which command, allowlisted and run
+// from pushIn, makes.
+func leftoverPlantsDuringPush(t *testing.T, rel string, outerRepo bool, daemonIn, pushIn, command string) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	w := newConfinedWorld(t)
+	requireGroups(t, w)
+	repo := filepath.Join(w.ws, rel)
+	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+	require.NoError(t, os.MkdirAll(repo, 0o700))
+	remote := filepath.Join(filepath.Dir(w.home), "remote.git")
+	stolen := filepath.Join(filepath.Dir(w.home), "stolen")
+	if outerRepo {
+		require.NoError(t, exec.Command("git", "init", "-q", w.ws).Run())
+	}
+	setup := exec.Command("/bin/sh", "-c", `git init -q --bare "$1" && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+git remote add origin "$1"`, "sh", remote)
+	setup.Dir = repo
+	// A slow remote, as a real one is (in the user's own configuration).
+	require.NoError(t, os.WriteFile(filepath.Join(w.home, ".gitconfig"),
+		[]byte("[remote \"origin\"]\n\treceivepack = \"sleep 0.5; git-receive-pack\"\n"), 0o600))
+	out, err := setup.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
+		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "git push origin HEAD"}]}}}`), 0o600))
+	w.env["STOLEN"] = stolen
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, daemonIn, "daemon.py"), daemonPy(`        def pushing():
+            for p in os.listdir("/proc"):
+                try:
+                    if b"receive-pack" in open("/proc/%s/cmdline" % p, "rb").read():
+                        return True
+                except OSError:
+                    pass
+            return False
+        for i in range(20000):
+            if pushing():
+                h = os.path.join(`+"\""+repo+"\""+`, ".git", "hooks", "pre-push")
+                open(h, "w").write('#!/bin/sh\ncat ~/.ssh/id_rsa > "$STOLEN"\n')
+                os.chmod(h, 0o755)
+                break
+            time.sleep(0.001)`), 0o600))
+
+	status, _, errOut := w.runIn(t, filepath.Join(w.ws, daemonIn), "python3 daemon.py")
+	require.Equal(t, 0, status, errOut)
+	require.Equal(t, 0, w.asked)
+	require.NotEmpty(t, w.lastRecord(t).LeftRunning)
+
+	w.approve = true
+	status, _, errOut = w.runIn(t, filepath.Join(w.ws, pushIn), command)
+	assert.Equal(t, 0, status, errOut)
+	assert.NoFileExists(t, stolen, "a hook planted during the push ran unconfined (status %d)", status)
+}
