@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -155,4 +157,56 @@ git remote add origin "$1"`, "sh", remote)
 	status, _, errOut = w.runIn(t, filepath.Join(w.ws, pushIn), command)
 	assert.Equal(t, 0, status, errOut)
 	assert.NoFileExists(t, stolen, "a hook planted during the push ran unconfined (status %d)", status)
+}
+
+// A group whose shim is gone outlives it (a daemon); its name keeps the
+// shim's PID, which the system may give to a process the unconfined
+// command starts. That process is not what made the group: the group
+// stays paused while the unconfined command runs.
+func TestHoldIgnoresReusedCreatorPID(t *testing.T) {
+	w := newConfinedWorld(t)
+	requireGroups(t, w)
+	s := worldSession(w)
+	// Started by this process, which runs unconfined below: the PID the
+	// group's gone shim had.
+	reuser := exec.Command("sleep", "30")
+	require.NoError(t, reuser.Start())
+	t.Cleanup(func() { reuser.Process.Kill(); reuser.Wait() })
+
+	marks, err := s.groupMarks(w.ws)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(marks, 0o700))
+	// A group named as the shim names them, but for the PID.
+	made := s.newGroup(w.ws)
+	require.NotNil(t, made)
+	made.Close()
+	require.NoError(t, sandbox.RemoveGroup(made.Dir))
+	require.NoError(t, os.Remove(filepath.Join(marks, filepath.Base(made.Dir))))
+	parts := strings.Split(filepath.Base(made.Dir), "-")
+	parts[1] = strconv.Itoa(reuser.Process.Pid)
+	name := strings.Join(parts, "-")
+	g, err := sandbox.NewGroup(name, nil)
+	require.NoError(t, err)
+	g.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(marks, name), []byte(g.Dir), 0o600))
+	tick := filepath.Join(w.ws, "tick")
+	startInto(t, g.Dir, "/bin/sh", "-c", `while :; do echo . >> "$1"; sleep 0.01; done`, "sh", tick)
+	require.Eventually(t, func() bool { _, err := os.Stat(tick); return err == nil }, 5*time.Second, 10*time.Millisecond)
+
+	release, paused, err := s.holdLeftovers(context.Background(), w.ws)
+	require.NoError(t, err)
+	defer release()
+	require.NotEmpty(t, paused)
+	// What a watching confined command, or another unconfined one's end,
+	// does meanwhile.
+	lock, err := s.lockHolds(w.ws)
+	require.NoError(t, err)
+	s.resumeFree(w.ws, s.holders(w.ws))
+	lock.Close()
+	before, err := os.ReadFile(tick)
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	after, err := os.ReadFile(tick)
+	require.NoError(t, err)
+	assert.Equal(t, len(before), len(after), "a leftover ran while an unconfined command did")
 }
