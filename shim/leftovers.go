@@ -77,7 +77,14 @@ func (s *session) newGroup(ws string) *sandbox.Group {
 		s.log.Debug("no cgroup for leftovers", "err", err)
 		return nil
 	}
-	name := fmt.Sprintf("%s-%d-%d", workspaceKey(ws), os.Getpid(), time.Now().UnixNano())
+	_, self, ok := statOf(os.Getpid())
+	if !ok {
+		s.log.Debug("no cgroup for leftovers: cannot read this process's start time")
+		return nil
+	}
+	// Its maker is named by PID and start time: a PID alone may name
+	// another process once the maker is gone.
+	name := fmt.Sprintf("%s-%d-%d-%d", workspaceKey(ws), self.pid, self.start, time.Now().UnixNano())
 	g, err := sandbox.NewGroup(name, func(name string) bool { return !creatorAlive(name) })
 	if err != nil {
 		s.log.Debug("no cgroup for leftovers", "err", err)
@@ -142,17 +149,23 @@ func foreignHolder(holders, anc []procID) bool {
 }
 
 // creatorPID is the PID of the shim that made the group named name
-// (KEY-PID-TIME), or 0.
+// (KEY-PID-START-TIME) if that shim still runs, or 0.
 func creatorPID(name string) int {
 	parts := strings.Split(name, "-")
-	if len(parts) != 3 {
+	if len(parts) != 4 {
 		return 0
 	}
-	pid, err := strconv.Atoi(parts[1])
-	if err != nil || pid <= 0 {
+	var want procID
+	var err1, err2 error
+	want.pid, err1 = strconv.Atoi(parts[1])
+	want.start, err2 = strconv.ParseUint(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || want.pid <= 0 {
 		return 0
 	}
-	return pid
+	if _, now, ok := statOf(want.pid); !ok || now != want {
+		return 0
+	}
+	return want.pid
 }
 
 // procID names a process across PID reuse: its PID and start time.
@@ -375,14 +388,8 @@ func (s *session) liveGroups(ws string) []liveGroup {
 }
 
 // creatorAlive reports whether the shim that made the group named name
-// (KEY-PID-TIME) still runs.
-func creatorAlive(name string) bool {
-	pid := creatorPID(name)
-	if pid == 0 {
-		return false
-	}
-	return unix.Kill(pid, 0) != unix.ESRCH
-}
+// still runs.
+func creatorAlive(name string) bool { return creatorPID(name) != 0 }
 
 // endGroup, once the command has ended, removes its group if nothing is
 // left running in it, and otherwise says what is (for the record).
