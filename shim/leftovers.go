@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -75,7 +77,14 @@ func (s *session) newGroup(ws string) *sandbox.Group {
 		s.log.Debug("no cgroup for leftovers", "err", err)
 		return nil
 	}
-	name := fmt.Sprintf("%s-%d-%d", workspaceKey(ws), os.Getpid(), time.Now().UnixNano())
+	_, self, ok := statOf(os.Getpid())
+	if !ok {
+		s.log.Debug("no cgroup for leftovers: cannot read this process's start time")
+		return nil
+	}
+	// Its maker is named by PID and start time: a PID alone may name
+	// another process once the maker is gone.
+	name := fmt.Sprintf("%s-%d-%d-%d", workspaceKey(ws), self.pid, self.start, time.Now().UnixNano())
 	g, err := sandbox.NewGroup(name, func(name string) bool { return !creatorAlive(name) })
 	if err != nil {
 		s.log.Debug("no cgroup for leftovers", "err", err)
@@ -89,35 +98,74 @@ func (s *session) newGroup(ws string) *sandbox.Group {
 		sandbox.RemoveGroup(g.Dir)
 		return nil
 	}
-	s.startHeld(ws, g)
 	return g
 }
 
-// startHeld pauses the new group g before anything runs in it while an
-// unconfined command runs in ws, unless that command is what started this
-// one (it would wait for itself); it says so on one line. When no such
-// command runs, it resumes groups a killed shim left paused.
-func (s *session) startHeld(ws string, g *sandbox.Group) {
-	lock, err := s.lockHolds(ws)
-	if err != nil {
-		s.log.Debug("leftovers lock", "err", err)
-		return
+// waitHeld, before the command starts into its new group g, waits while
+// a command runs unconfined in ws, unless that command is what started
+// this one (it would wait for itself); it says so on one line. It waits
+// here, not paused in the kernel's start of the command, so that a signal
+// (the agent giving up, ^C) still stops it: then it returns that signal,
+// and the command must not start. It also resumes the groups no running
+// unconfined command holds (a killed shim's pause). A command that starts
+// unconfined after this returns pauses g, still empty, with the rest.
+func (s *session) waitHeld(ctx context.Context, ws string, g *sandbox.Group) syscall.Signal {
+	relay := s.signalRelay()
+	own := ancestors()
+	told := false
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		lock, err := s.lockHolds(ws)
+		if err != nil {
+			s.log.Debug("leftovers lock", "err", err)
+			return 0
+		}
+		holders := s.holders(ws)
+		if !foreignHolder(holders, own) {
+			s.resumeFree(ws, holders)
+			lock.Close()
+			return 0
+		}
+		lock.Close()
+		if !told {
+			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined in this workspace (pid %d); confined commands here pause until it ends\n", holders[0].pid)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return syscall.SIGTERM
+		case <-time.After(delay):
+		}
+		if sig := relay.Pending(); sig != 0 {
+			return sig
+		}
 	}
-	defer lock.Close()
-	holders := s.holders(ws)
-	if len(holders) == 0 {
-		s.resumeAll(ws)
-		return
+}
+
+// foreignHolder reports whether one of holders is not among anc, the
+// ancestors of a confined command's shim: an unconfined command that did
+// not start that command, for which it must stay paused.
+func foreignHolder(holders, anc []procID) bool {
+	return slices.ContainsFunc(holders, func(h procID) bool { return !slices.Contains(anc, h) })
+}
+
+// creatorPID is the PID of the shim that made the group named name
+// (KEY-PID-START-TIME) if that shim still runs, or 0.
+func creatorPID(name string) int {
+	parts := strings.Split(name, "-")
+	if len(parts) != 4 {
+		return 0
 	}
-	if slices.ContainsFunc(ancestors(), func(p procID) bool { return slices.Contains(holders, p) }) {
-		return
+	var want procID
+	var err1, err2 error
+	want.pid, err1 = strconv.Atoi(parts[1])
+	want.start, err2 = strconv.ParseUint(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || want.pid <= 0 {
+		return 0
 	}
-	// Its name is written: the last of them to end resumes it.
-	if err := sandbox.Freeze(context.Background(), g.Dir, true); err != nil {
-		s.log.Debug("pause new group", "err", err)
-		return
+	if _, now, ok := statOf(want.pid); !ok || now != want {
+		return 0
 	}
-	fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined in this workspace (pid %d); confined commands here pause until it ends\n", holders[0].pid)
+	return want.pid
 }
 
 // procID names a process across PID reuse: its PID and start time.
@@ -154,9 +202,20 @@ func statOf(pid int) (ppid int, id procID, ok bool) {
 }
 
 // ancestors lists this process's ancestors, parent first.
-func ancestors() []procID {
+func ancestors() []procID { return ancestorsFrom(os.Getppid()) }
+
+// ancestorsOf lists pid's ancestors, parent first (none once it is gone).
+func ancestorsOf(pid int) []procID {
+	ppid, _, ok := statOf(pid)
+	if !ok {
+		return nil
+	}
+	return ancestorsFrom(ppid)
+}
+
+// ancestorsFrom lists pid and its ancestors.
+func ancestorsFrom(pid int) []procID {
 	var out []procID
-	pid := os.Getppid()
 	for i := 0; pid > 1 && i < 64; i++ {
 		ppid, id, ok := statOf(pid)
 		if !ok {
@@ -220,13 +279,50 @@ func (s *session) lockHolds(ws string) (*os.File, error) {
 	return lock, nil
 }
 
-// resumeAll resumes every paused group of ws (called with the lock held).
-func (s *session) resumeAll(ws string) {
+// resumeFree resumes every paused group of ws that none of holders, the
+// unconfined commands running there, holds: one of them holds a group
+// unless it started the group's shim (called with the lock held). A group
+// whose shim is gone stays paused while any runs.
+func (s *session) resumeFree(ws string, holders []procID) {
 	for _, l := range s.liveGroups(ws) {
-		if l.state.Frozen {
-			sandbox.Freeze(context.Background(), l.dir, false)
+		if !l.state.Frozen {
+			continue
 		}
+		if len(holders) > 0 {
+			pid := creatorPID(filepath.Base(l.dir))
+			if pid == 0 || !creatorAlive(filepath.Base(l.dir)) || foreignHolder(holders, ancestorsOf(pid)) {
+				continue
+			}
+		}
+		sandbox.Freeze(context.Background(), l.dir, false)
 	}
+}
+
+// watchHeld, while the command runs in g, resumes g when it is paused and
+// no unconfined command that holds it runs any more: one killed (SIGKILL,
+// an agent's timeout) cannot resume what it paused. It returns the
+// function that stops watching.
+func (s *session) watchHeld(ws string, g *sandbox.Group) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if st, err := sandbox.ReadGroup(g.Dir); err != nil || !st.Frozen {
+				continue
+			}
+			if lock, err := s.lockHolds(ws); err == nil {
+				s.resumeFree(ws, s.holders(ws))
+				lock.Close()
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(done) })
 }
 
 // openHoldLock opens (making it) ws's lock file.
@@ -241,14 +337,15 @@ func (s *session) openHoldLock(ws string) (*os.File, error) {
 	return state.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 }
 
-// liveGroup is a group of ws's with processes in it.
+// liveGroup is a group of ws's with processes in it, or about to have.
 type liveGroup struct {
 	dir   string
 	state sandbox.GroupState
 }
 
-// liveGroups lists ws's groups that have processes in them, removing the
-// ones that are empty or gone (and their names).
+// liveGroups lists ws's groups that have processes in them or whose shim
+// still runs, removing the ones that are empty and over or gone (and
+// their names).
 func (s *session) liveGroups(ws string) []liveGroup {
 	marks, err := s.groupMarks(ws)
 	if err != nil {
@@ -277,29 +374,22 @@ func (s *session) liveGroups(ws string) []liveGroup {
 			live = append(live, liveGroup{dir: dir, state: st})
 		case !creatorAlive(e.Name()):
 			// Empty, and the shim that made it is gone (killed before it
-			// could remove it): the command is over. An empty group of a
-			// shim still running may be about to take its command.
+			// could remove it): the command is over.
 			if sandbox.RemoveGroup(dir) == nil {
 				os.Remove(mark)
 			}
+		default:
+			// Empty, of a shim still running: it may be about to take its
+			// command, which must start paused if this group is.
+			live = append(live, liveGroup{dir: dir, state: st})
 		}
 	}
 	return live
 }
 
 // creatorAlive reports whether the shim that made the group named name
-// (KEY-PID-TIME) still runs.
-func creatorAlive(name string) bool {
-	parts := strings.Split(name, "-")
-	if len(parts) != 3 {
-		return false
-	}
-	pid, err := strconv.Atoi(parts[1])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	return unix.Kill(pid, 0) != unix.ESRCH
-}
+// still runs.
+func creatorAlive(name string) bool { return creatorPID(name) != 0 }
 
 // endGroup, once the command has ended, removes its group if nothing is
 // left running in it, and otherwise says what is (for the record).
@@ -382,10 +472,9 @@ func (s *session) holdLeftovers(ctx context.Context, ws string) (release func(),
 		}
 		defer lock.Close()
 		os.Remove(mine)
-		if len(s.holders(ws)) > 0 {
-			return // the last to end resumes them
-		}
-		s.resumeAll(ws)
+		// What another still holds stays paused: the last to end
+		// resumes it.
+		s.resumeFree(ws, s.holders(ws))
 	}
 	wait, cancel := context.WithTimeout(ctx, holdWait)
 	defer cancel()
