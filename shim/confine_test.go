@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,7 @@ type confinedWorld struct {
 	asked    int
 	approve  bool     // a person approves once, rather than nobody to ask
 	reasons  []string // what the last question showed
+	holdMax  time.Duration
 }
 
 func newConfinedWorld(t *testing.T) *confinedWorld {
@@ -90,6 +92,7 @@ func (w *confinedWorld) run(t *testing.T, program string, extraEnv ...string) (i
 			}
 			return prompt.Answer{}, prompt.ErrUnavailable
 		}),
+		HoldMax: w.holdMax,
 	})
 	stdout.Close()
 	stderr.Close()

@@ -30,19 +30,38 @@ import (
 // after the next command's comparison, while an approved `git push`
 // reads its hooks. So a confined command that runs code is started into
 // a cgroup of its own (sandbox.Group), which nothing it starts can leave;
-// a file in the state directory names it, per workspace. While anything
-// runs in such a group, a command that runs unconfined in that workspace
-// pauses the group first (cgroup.freeze), compares the code files again,
-// and resumes it when it ends — the last such command to end, when
-// several run at once. A confined command started meanwhile starts
-// paused with them. Where no group can be made (no writable cgroup v2:
-// most containers, a login session's own scope) leftovers are only
-// caught by the comparison at the next command; doctor says so.
+// a file in the state directory names it, per workspace. While a command
+// runs unconfined, every such group of the user's is paused
+// (cgroup.freeze) — every workspace's, since a command may cd anywhere and
+// a workspace may hold another repository —, the code files are compared
+// again, and the groups are resumed when it ends (the last such command
+// to end, when several run at once), or after holdMax: an allowlisted
+// server must not stop the agent's confined work for as long as it runs.
+// A confined command that runs code, started meanwhile, waits with them.
+// Where no group can be made (no writable cgroup v2: most containers, a
+// login session's own scope) leftovers are only caught by the comparison
+// at the next command; doctor says so.
 
 // holdWait bounds how long pausing a group may take: a process inside an
 // uninterruptible wait (a disk, a FUSE mount) pauses only when it
 // returns.
 const holdWait = 2 * time.Second
+
+// holdMax bounds how long an unconfined command keeps the others paused:
+// long enough for git to have read the hooks it runs (a push runs
+// pre-push once the remote has answered), short enough that a long
+// command (a dev server the allowlist lets through) holds up confined
+// work only that long.
+const holdMax = 30 * time.Second
+
+// holdFor is how long this session's unconfined command holds the others
+// (Options.HoldMax, else holdMax).
+func (s *session) holdFor() time.Duration {
+	if s.o.HoldMax > 0 {
+		return s.o.HoldMax
+	}
+	return holdMax
+}
 
 // workspaceKey names ws's records in the state directory.
 func workspaceKey(ws string) string {
@@ -56,10 +75,9 @@ func (s *session) groupMarks(ws string) (string, error) {
 	return state.Path(s.getenv, "confined", workspaceKey(ws)+".groups")
 }
 
-// holdLock is the lock file of ws's pauses: shared by each command that
-// pauses ws's groups, taken exclusively by the one that resumes them.
-func (s *session) holdLock(ws string) (string, error) {
-	return state.Path(s.getenv, "confined", workspaceKey(ws)+".hold")
+// holdLock is the lock file every change to the pauses is made under.
+func (s *session) holdLock() (string, error) {
+	return state.Path(s.getenv, "confined", "hold.lock")
 }
 
 // newGroup makes the group a confined command that runs code in ws is
@@ -102,32 +120,32 @@ func (s *session) newGroup(ws string) *sandbox.Group {
 }
 
 // waitHeld, before the command starts into its new group g, waits while
-// a command runs unconfined in ws, unless that command is what started
+// a command runs unconfined (holdMax at most), unless that command is what started
 // this one (it would wait for itself); it says so on one line. It waits
 // here, not paused in the kernel's start of the command, so that a signal
 // (the agent giving up, ^C) still stops it: then it returns that signal,
 // and the command must not start. It also resumes the groups no running
 // unconfined command holds (a killed shim's pause). A command that starts
 // unconfined after this returns pauses g, still empty, with the rest.
-func (s *session) waitHeld(ctx context.Context, ws string, g *sandbox.Group) syscall.Signal {
+func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal {
 	relay := s.signalRelay()
 	own := ancestors()
 	told := false
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		lock, err := s.lockHolds(ws)
+		lock, err := s.lockHolds()
 		if err != nil {
 			s.log.Debug("leftovers lock", "err", err)
 			return 0
 		}
-		holders := s.holders(ws)
+		holders := s.holders()
 		if !foreignHolder(holders, own) {
-			s.resumeFree(ws, holders)
+			s.resumeFree(holders)
 			lock.Close()
 			return 0
 		}
 		lock.Close()
 		if !told {
-			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined in this workspace (pid %d); confined commands here pause until it ends\n", holders[0].pid)
+			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined (pid %d); confined commands that run code wait until it ends, %s at most\n", holders[0].pid, holdMax)
 			told = true
 		}
 		select {
@@ -227,16 +245,18 @@ func ancestorsFrom(pid int) []procID {
 	return out
 }
 
-// holderDir is the directory of the commands running unconfined in ws now:
-// one file each, named by PID, holding "PID START".
-func (s *session) holderDir(ws string) (string, error) {
-	return state.Path(s.getenv, "confined", workspaceKey(ws)+".holders")
+// holderDir is the directory of the commands running unconfined now: one
+// file each, named by PID, holding "PID START UNTIL" (UNTIL in Unix
+// nanoseconds: holdMax after it began).
+func (s *session) holderDir() (string, error) {
+	return state.Path(s.getenv, "confined", "holders")
 }
 
-// holders lists the commands running unconfined in ws that still run,
-// removing the files of those gone. Called with the lock held.
-func (s *session) holders(ws string) []procID {
-	dir, err := s.holderDir(ws)
+// holders lists the commands running unconfined that still run and still
+// hold (not past holdMax), removing the files of those gone. Called with
+// the lock held.
+func (s *session) holders() []procID {
+	dir, err := s.holderDir()
 	if err != nil {
 		return nil
 	}
@@ -252,23 +272,25 @@ func (s *session) holders(ws string) []procID {
 			continue
 		}
 		var want procID
-		if _, err := fmt.Sscanf(string(b), "%d %d", &want.pid, &want.start); err != nil {
+		var until int64
+		if _, err := fmt.Sscanf(string(b), "%d %d %d", &want.pid, &want.start, &until); err != nil {
 			os.Remove(path)
 			continue
 		}
-		if _, now, ok := statOf(want.pid); ok && now == want {
-			out = append(out, want)
-		} else {
+		switch _, now, ok := statOf(want.pid); {
+		case !ok || now != want:
 			os.Remove(path)
+		case time.Now().UnixNano() < until:
+			out = append(out, want)
 		}
 	}
 	return out
 }
 
-// lockHolds takes ws's lock, which every change to its pauses is made
-// under; closing the file releases it.
-func (s *session) lockHolds(ws string) (*os.File, error) {
-	lock, err := s.openHoldLock(ws)
+// lockHolds takes the lock every change to the pauses is made under;
+// closing the file releases it.
+func (s *session) lockHolds() (*os.File, error) {
+	lock, err := s.openHoldLock()
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +301,12 @@ func (s *session) lockHolds(ws string) (*os.File, error) {
 	return lock, nil
 }
 
-// resumeFree resumes every paused group of ws that none of holders, the
-// unconfined commands running there, holds: one of them holds a group
-// unless it started the group's shim (called with the lock held). A group
-// whose shim is gone stays paused while any runs.
-func (s *session) resumeFree(ws string, holders []procID) {
-	for _, l := range s.liveGroups(ws) {
+// resumeFree resumes every paused group that none of holders, the
+// unconfined commands running, holds: one of them holds a group unless it
+// started the group's shim (called with the lock held). A group whose
+// shim is gone stays paused while any holds.
+func (s *session) resumeFree(holders []procID) {
+	for _, l := range s.liveGroups() {
 		if !l.state.Frozen {
 			continue
 		}
@@ -302,7 +324,7 @@ func (s *session) resumeFree(ws string, holders []procID) {
 // no unconfined command that holds it runs any more: one killed (SIGKILL,
 // an agent's timeout) cannot resume what it paused. It returns the
 // function that stops watching.
-func (s *session) watchHeld(ws string, g *sandbox.Group) (stop func()) {
+func (s *session) watchHeld(g *sandbox.Group) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(250 * time.Millisecond)
@@ -316,8 +338,8 @@ func (s *session) watchHeld(ws string, g *sandbox.Group) (stop func()) {
 			if st, err := sandbox.ReadGroup(g.Dir); err != nil || !st.Frozen {
 				continue
 			}
-			if lock, err := s.lockHolds(ws); err == nil {
-				s.resumeFree(ws, s.holders(ws))
+			if lock, err := s.lockHolds(); err == nil {
+				s.resumeFree(s.holders())
 				lock.Close()
 			}
 		}
@@ -325,9 +347,9 @@ func (s *session) watchHeld(ws string, g *sandbox.Group) (stop func()) {
 	return sync.OnceFunc(func() { close(done) })
 }
 
-// openHoldLock opens (making it) ws's lock file.
-func (s *session) openHoldLock(ws string) (*os.File, error) {
-	path, err := s.holdLock(ws)
+// openHoldLock opens (making it) the lock file.
+func (s *session) openHoldLock() (*os.File, error) {
+	path, err := s.holdLock()
 	if err != nil {
 		return nil, err
 	}
@@ -337,20 +359,30 @@ func (s *session) openHoldLock(ws string) (*os.File, error) {
 	return state.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 }
 
-// liveGroup is a group of ws's with processes in it, or about to have.
+// liveGroup is a group with processes in it, or about to have.
 type liveGroup struct {
 	dir   string
 	state sandbox.GroupState
 }
 
-// liveGroups lists ws's groups that have processes in them or whose shim
-// still runs, removing the ones that are empty and over or gone (and
-// their names).
-func (s *session) liveGroups(ws string) []liveGroup {
-	marks, err := s.groupMarks(ws)
+// liveGroups lists the groups, of every workspace, that have processes in
+// them or whose shim still runs, removing the ones that are empty and over
+// or gone (and their names).
+func (s *session) liveGroups() []liveGroup {
+	dir, err := state.Path(s.getenv, "confined")
 	if err != nil {
 		return nil
 	}
+	all, _ := filepath.Glob(filepath.Join(dir, "*.groups"))
+	var live []liveGroup
+	for _, marks := range all {
+		live = append(live, liveGroupsIn(marks)...)
+	}
+	return live
+}
+
+// liveGroupsIn is liveGroups for the groups marks names (one workspace's).
+func liveGroupsIn(marks string) []liveGroup {
 	entries, err := os.ReadDir(marks)
 	if err != nil {
 		return nil
@@ -424,19 +456,17 @@ func describePIDs(pids []int) []string {
 	return out
 }
 
-// holdLeftovers pauses what confined commands left running in ws (and
-// those running now), for an unconfined command about to run there, and
-// keeps confined commands started meanwhile paused; release resumes them
-// all, unless another such command still runs. paused names what was
+// holdLeftovers pauses what confined commands left running (and those
+// running now), for an unconfined command about to run, and keeps confined
+// commands that run code, started meanwhile, waiting; release resumes them
+// all, unless another such command still holds them. They are resumed
+// after holdMax anyway; expired then says so. paused names what was
 // paused. An error means something could not be paused: the command must
 // not run.
-func (s *session) holdLeftovers(ctx context.Context, ws string) (release func(), paused []string, err error) {
+func (s *session) holdLeftovers(ctx context.Context) (release func(), paused []string, err error) {
 	noop := func() {}
-	if ws == "" {
-		return noop, nil, nil
-	}
 	fail := func(err error) (func(), []string, error) {
-		if len(s.liveGroups(ws)) == 0 {
+		if len(s.liveGroups()) == 0 {
 			// Nothing to pause (and no confined command can name a new
 			// group where this one could not write): it runs.
 			s.log.Debug("no hold", "err", err)
@@ -444,7 +474,7 @@ func (s *session) holdLeftovers(ctx context.Context, ws string) (release func(),
 		}
 		return noop, nil, fmt.Errorf("cannot pause what confined commands run here: %w", err)
 	}
-	dir, err := s.holderDir(ws)
+	dir, err := s.holderDir()
 	if err != nil {
 		return fail(err)
 	}
@@ -455,17 +485,18 @@ func (s *session) holdLeftovers(ctx context.Context, ws string) (release func(),
 	if !ok {
 		return fail(errors.New("cannot read this process's start time"))
 	}
-	lock, err := s.lockHolds(ws)
+	lock, err := s.lockHolds()
 	if err != nil {
 		return fail(err)
 	}
 	mine := filepath.Join(dir, strconv.Itoa(self.pid))
-	if err := os.WriteFile(mine, []byte(self.String()), 0o600); err != nil {
+	until := time.Now().Add(s.holdFor()).UnixNano()
+	if err := os.WriteFile(mine, []byte(self.String()+" "+strconv.FormatInt(until, 10)), 0o600); err != nil {
 		lock.Close()
 		return fail(err)
 	}
-	release = func() {
-		lock, err := s.lockHolds(ws)
+	resume := sync.OnceFunc(func() {
+		lock, err := s.lockHolds()
 		if err != nil {
 			s.log.Warn("resume leftovers", "err", err)
 			return
@@ -474,11 +505,19 @@ func (s *session) holdLeftovers(ctx context.Context, ws string) (release func(),
 		os.Remove(mine)
 		// What another still holds stays paused: the last to end
 		// resumes it.
-		s.resumeFree(ws, s.holders(ws))
+		s.resumeFree(s.holders())
+	})
+	timer := time.AfterFunc(s.holdFor(), func() {
+		s.holdExpired.Store(true)
+		resume()
+	})
+	release = func() {
+		timer.Stop()
+		resume()
 	}
 	wait, cancel := context.WithTimeout(ctx, holdWait)
 	defer cancel()
-	for _, l := range s.liveGroups(ws) {
+	for _, l := range s.liveGroups() {
 		if err := sandbox.Freeze(wait, l.dir, true); err != nil {
 			lock.Close()
 			release()
@@ -502,17 +541,17 @@ func pidList(pids []int) string {
 }
 
 // holdUnconfined pauses, for a command about to run unconfined from cwd,
-// what confined commands left running in its workspace, and then compares
-// the code files again: a change made between the decision and the pause
-// is one nobody was shown, and the command is refused. release resumes
-// them once the command has ended.
+// what confined commands left running, and then compares the code files
+// of cwd's workspace again: a change made between the decision and the
+// pause is one nobody was shown, and the command is refused. release
+// resumes them once the command has ended.
 func (s *session) holdUnconfined(ctx context.Context, cwd string) (release func(), err error) {
 	noop := func() {}
-	ws := s.sandboxWorkspace(cwd)
-	if ws == "" || !s.sandboxStatus().Supported() {
+	if !s.sandboxStatus().Supported() {
 		return noop, nil
 	}
-	release, paused, err := s.holdLeftovers(ctx, ws)
+	ws := s.sandboxWorkspace(cwd)
+	release, paused, err := s.holdLeftovers(ctx)
 	if err != nil {
 		return noop, denial.New(err.Error() + "; it was not run")
 	}
@@ -523,6 +562,9 @@ func (s *session) holdUnconfined(ctx context.Context, cwd string) (release func(
 		return release, nil
 	}
 	s.paused = paused
+	if ws == "" {
+		return release, nil
+	}
 	var unseen []string
 	for _, p := range s.plantedSince(ws) {
 		if !slices.Contains(s.planted, p) {

@@ -68,7 +68,7 @@ func TestHoldPausesGroupAboutToTakeItsCommand(t *testing.T) {
 	defer g.Close()
 
 	unconfined := worldSession(w)
-	release, _, err := unconfined.holdLeftovers(context.Background(), w.ws)
+	release, _, err := unconfined.holdLeftovers(context.Background())
 	require.NoError(t, err)
 	defer release()
 
@@ -193,15 +193,15 @@ func TestHoldIgnoresReusedCreatorPID(t *testing.T) {
 	startInto(t, g.Dir, "/bin/sh", "-c", `while :; do echo . >> "$1"; sleep 0.01; done`, "sh", tick)
 	require.Eventually(t, func() bool { _, err := os.Stat(tick); return err == nil }, 5*time.Second, 10*time.Millisecond)
 
-	release, paused, err := s.holdLeftovers(context.Background(), w.ws)
+	release, paused, err := s.holdLeftovers(context.Background())
 	require.NoError(t, err)
 	defer release()
 	require.NotEmpty(t, paused)
 	// What a watching confined command, or another unconfined one's end,
 	// does meanwhile.
-	lock, err := s.lockHolds(w.ws)
+	lock, err := s.lockHolds()
 	require.NoError(t, err)
-	s.resumeFree(w.ws, s.holders(w.ws))
+	s.resumeFree(s.holders())
 	lock.Close()
 	before, err := os.ReadFile(tick)
 	require.NoError(t, err)

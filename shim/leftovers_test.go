@@ -200,3 +200,35 @@ func TestNoLeftoverNoGroup(t *testing.T) {
 	marks, _ := filepath.Glob(filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined", "*.groups", "*"))
 	assert.Empty(t, marks)
 }
+
+// An unconfined command that runs long (a server the allowlist lets
+// through) holds the others for HoldMax at most: then what it paused runs
+// on, and its record says so.
+func TestHoldEndsAfterHoldMax(t *testing.T) {
+	w := newConfinedWorld(t)
+	requireGroups(t, w)
+	w.holdMax = 300 * time.Millisecond
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "daemon.py"), daemonPy(`        for i in range(3000):
+            with open("tick", "a") as f:
+                f.write(".")
+            time.sleep(0.005)`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "long.sh"),
+		[]byte("a=$(wc -c < tick); sleep 0.2; b=$(wc -c < tick); sleep 1; c=$(wc -c < tick); echo \"$a $b $c\"\n"), 0o600))
+	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
+		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "sh long.sh"}]}}}`), 0o600))
+	status, _, errOut := w.run(t, "python3 daemon.py")
+	require.Equal(t, 0, status, errOut)
+	require.Eventually(t, func() bool { return w.ticks(t) > 0 }, 5*time.Second, 10*time.Millisecond)
+
+	status, out, errOut := w.run(t, "sh long.sh")
+	require.Equal(t, 0, status, errOut)
+	f := strings.Fields(out)
+	require.Len(t, f, 3, out)
+	assert.Equal(t, f[0], f[1], "paused at first")
+	assert.NotEqual(t, f[1], f[2], "still paused after HoldMax")
+	paused := w.lastRecord(t).Paused
+	require.NotEmpty(t, paused)
+	assert.Equal(t, "(resumed after 300ms, while it still ran)", paused[len(paused)-1])
+}

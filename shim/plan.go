@@ -94,13 +94,13 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 			// holds it already.)
 			s.group, s.groupWS = s.newGroup(pl.grants.Workspace), pl.grants.Workspace
 			if s.group != nil {
-				if sig := s.waitHeld(ctx, s.groupWS, s.group); sig != 0 {
+				if sig := s.waitHeld(ctx, s.group); sig != 0 {
 					// Stopped while it waited: not started, as bash
 					// stopped before its exec.
 					<-touched
 					return s.finished(interp.Result{ExitStatus: 128 + int(sig), Signaled: true, Signal: sig}, nil)
 				}
-				defer s.watchHeld(s.groupWS, s.group)()
+				defer s.watchHeld(s.group)()
 			}
 		}
 		p, err := sandbox.PrepareWith(*pl.grants, sandbox.Options{Helper: helper, OnProxy: s.serveProxy(ctx, pl.grants),

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +75,10 @@ type Options struct {
 	// command that runs code its private loopback network when this
 	// process is not root; "" gives it none (sandbox.Options).
 	SandboxHelper string
+	// HoldMax bounds how long a command that runs unconfined keeps what
+	// confined commands left running paused (see leftovers.go); 0 means
+	// 30 s.
+	HoldMax time.Duration
 }
 
 // SelfHelper names this process's own program as the sandbox's helper,
@@ -166,6 +171,9 @@ type session struct {
 	group   *sandbox.Group
 	groupWS string
 	paused  []string
+	// holdExpired: the pause was lifted after holdMax while the command
+	// still ran (leftovers.go).
+	holdExpired atomic.Bool
 	// stays: this process must outlive the command (a group to end, a
 	// pause to release, a private network made by a child), so it is
 	// never exec'd in place.
@@ -678,6 +686,9 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 	ev.LeftRunning = s.endGroup(s.groupWS, s.group)
 	s.group = nil
 	ev.Paused = s.paused
+	if s.holdExpired.Load() {
+		ev.Paused = append(slices.Clip(ev.Paused), fmt.Sprintf("(resumed after %s, while it still ran)", s.holdFor()))
+	}
 	ms := res.Duration.Milliseconds()
 	status := res.ExitStatus
 	ev.ExitStatus, ev.DurationMs = &status, &ms

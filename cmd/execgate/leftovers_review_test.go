@@ -30,7 +30,7 @@ func startWaiting(t *testing.T, ctx context.Context, body string) (slow, quick *
 	require.NoError(t, slow.Start())
 	t.Cleanup(func() { syscall.Kill(-slow.Process.Pid, syscall.SIGKILL); slow.Wait() })
 	require.Eventually(t, func() bool {
-		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "*.holders", "*"))
+		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "holders", "*"))
 		return len(m) == 1
 	}, 10*time.Second, 5*time.Millisecond)
 

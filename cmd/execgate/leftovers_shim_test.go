@@ -84,7 +84,7 @@ func TestConfinedWaitsForUnconfined(t *testing.T) {
 	require.NoError(t, slow.Start())
 	// Running once its hold is recorded.
 	require.Eventually(t, func() bool {
-		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "*.holders", "*"))
+		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "holders", "*"))
 		return len(m) == 1
 	}, 10*time.Second, 5*time.Millisecond)
 
@@ -92,7 +92,7 @@ func TestConfinedWaitsForUnconfined(t *testing.T) {
 	require.NoError(t, slow.Wait())
 	require.Equal(t, 0, o.status, "%+v", o)
 	assert.Equal(t, "quick\n", o.stdout)
-	assert.Contains(t, o.stderr, "execgate: waiting: a command runs unconfined in this workspace")
+	assert.Contains(t, o.stderr, "execgate: waiting: a command runs unconfined (pid")
 	done := readFloat(t, filepath.Join(e.work, "slow.done"))
 	at := readFloat(t, filepath.Join(e.work, "quick.at"))
 	assert.GreaterOrEqual(t, at, done, "the confined command ran while the unconfined one did")
@@ -153,7 +153,7 @@ if os.fork() == 0:
 	slow := e.command(ctx, e.shim("bash"), "bash", "-c", "sh slow.sh")
 	require.NoError(t, slow.Start())
 	require.Eventually(t, func() bool {
-		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "*.holders", "*"))
+		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "holders", "*"))
 		return len(m) == 1
 	}, 10*time.Second, 5*time.Millisecond)
 	paused := size()
