@@ -449,6 +449,16 @@ func (e *engine) execute(ctx context.Context, hc shinterp.HandlerContext, path s
 			if err != nil {
 				release()
 				release = func() {}
+				if e.confine.DropGroup(err) {
+					// Refused into the group (no clone3 here): nothing
+					// ran; it runs untracked, as ForkExec would.
+					cmd = newCmd()
+					release, err = e.confine.OnThread(cmd.Start)
+					if err != nil {
+						release()
+						release = func() {}
+					}
+				}
 			}
 			return cmd, err
 		}

@@ -336,18 +336,17 @@ func effective(c uintptr) bool {
 // makes its private network that way. release must be called once, even
 // when err is set.
 func (p *Prepared) ForkExec(path string, argv []string, attr *syscall.ProcAttr) (pid int, release func(), err error) {
-	if p != nil && p.group != nil {
+	if g := p.currentGroup(); g != nil {
 		a := *attr
-		a.Sys = p.group.into(attr.Sys)
+		a.Sys = g.into(attr.Sys)
 		pid, release, err = p.forkExec(path, argv, &a)
-		if err == nil || !groupRefused(err) {
+		if !p.DropGroup(err) {
 			return pid, release, err
 		}
 		// The kernel would not start it into the group (no clone3 before
 		// Linux 5.7, a seccomp profile that refuses it, a cgroup that
 		// cannot take processes): nothing ran; it runs untracked.
 		release()
-		p.groupErr, p.group = err, nil
 	}
 	return p.forkExec(path, argv, attr)
 }
@@ -365,7 +364,36 @@ func (p *Prepared) GroupErr() error {
 	if p == nil {
 		return nil
 	}
+	p.groupMu.Lock()
+	defer p.groupMu.Unlock()
 	return p.groupErr
+}
+
+// currentGroup is p's Group, nil once dropped.
+func (p *Prepared) currentGroup() *Group {
+	if p == nil {
+		return nil
+	}
+	p.groupMu.Lock()
+	defer p.groupMu.Unlock()
+	return p.group
+}
+
+// DropGroup reports whether err, from starting a child with ChildAttr, is
+// the kernel refusing to start it into p's Group; if so the group is
+// dropped (GroupErr says why) and the start should be tried again
+// without it, as ForkExec does.
+func (p *Prepared) DropGroup(err error) bool {
+	if p == nil || err == nil || !groupRefused(err) {
+		return false
+	}
+	p.groupMu.Lock()
+	defer p.groupMu.Unlock()
+	if p.group == nil {
+		return false
+	}
+	p.groupErr, p.group = err, nil
+	return true
 }
 
 // ChildAttr is what os/exec must be given to start a child as ForkExec
@@ -374,7 +402,7 @@ func (p *Prepared) ChildAttr() *syscall.SysProcAttr {
 	if p == nil {
 		return nil
 	}
-	return p.group.into(nil)
+	return p.currentGroup().into(nil)
 }
 
 // forkExec is ForkExec without its group's fallback.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -53,6 +54,7 @@ type Prepared struct {
 	// into (group_linux.go); groupErr says why it was dropped.
 	group    *Group
 	groupErr error
+	groupMu  sync.Mutex // the engine starts children from several goroutines
 }
 
 // Grants returns what p allows.

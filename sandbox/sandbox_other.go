@@ -98,3 +98,6 @@ func KillGroup(ctx context.Context, dir string) error { return nil }
 
 // ProbeGroups says why no group can be made here.
 func ProbeGroups() (string, error) { return "", errors.New(probe().Reason) }
+
+// DropGroup reports false: there are no groups here.
+func (p *Prepared) DropGroup(err error) bool { return false }

@@ -201,22 +201,29 @@ func statOf(pid int) (ppid int, id procID, ok bool) {
 	if err != nil {
 		return 0, procID{}, false
 	}
-	// The name, in parentheses, may hold anything: fields start after
-	// the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
+	ppid, start, ok := parseStat(string(b))
+	return ppid, procID{pid: pid, start: start}, ok
+}
+
+// parseStat reads the parent (field 4) and the start time (field 22) from
+// the text of /proc/PID/stat. The process's name, in parentheses, is the
+// process's own to choose — ") 1 2 3" included —: the fields are counted
+// after the last ')'.
+func parseStat(stat string) (ppid int, start uint64, ok bool) {
+	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, procID{}, false
+		return 0, 0, false
 	}
-	f := strings.Fields(string(b[i+1:]))
+	f := strings.Fields(stat[i+1:])
 	if len(f) < 20 {
-		return 0, procID{}, false
+		return 0, 0, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, procID{}, false
+	if err1 != nil || err2 != nil || ppid < 0 {
+		return 0, 0, false
 	}
-	return ppid, procID{pid: pid, start: start}, true
+	return ppid, start, true
 }
 
 // ancestors lists this process's ancestors, parent first.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,51 @@ func TestHoldEndsAfterHoldMax(t *testing.T) {
 	paused := w.lastRecord(t).Paused
 	require.NotEmpty(t, paused)
 	assert.Equal(t, "(resumed after 300ms, while it still ran)", paused[len(paused)-1])
+}
+
+// parseStat reads what the kernel writes, whatever name a process gave
+// itself; this process's own stat agrees with os.Getppid.
+func TestParseStat(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/stat")
+	require.NoError(t, err)
+	ppid, start, ok := parseStat(string(b))
+	require.True(t, ok)
+	assert.Equal(t, os.Getppid(), ppid)
+	assert.NotZero(t, start)
+	tail := " S 77 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0"
+	for name, want := range map[string]bool{"(bash)": true, "(a) 1 2 3 (b)": true, "()": true, "(x\n)": true, "": false} {
+		ppid, start, ok := parseStat("42 " + name + tail)
+		if !want {
+			assert.False(t, ok, name)
+			continue
+		}
+		assert.True(t, ok, name)
+		assert.Equal(t, 77, ppid, name)
+		assert.Equal(t, uint64(123456), start, name)
+	}
+	for _, bad := range []string{"42 (x) S", "42 (x) S -5 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0", "42 (x) S 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 -9 0"} {
+		_, _, ok := parseStat(bad)
+		assert.False(t, ok, bad)
+	}
+}
+
+// FuzzParseStat: no text makes it panic, and what it accepts has the
+// fields it returns where it says.
+func FuzzParseStat(f *testing.F) {
+	f.Add("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0")
+	f.Add("42 (a) 1) S 7 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0")
+	f.Add(")")
+	f.Fuzz(func(t *testing.T, stat string) {
+		ppid, start, ok := parseStat(stat)
+		if !ok {
+			return
+		}
+		f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+		if n, err := strconv.Atoi(f[1]); err != nil || n != ppid || ppid < 0 {
+			t.Fatalf("ppid %d from %q", ppid, f[1])
+		}
+		if n, err := strconv.ParseUint(f[19], 10, 64); err != nil || n != start {
+			t.Fatalf("start %d from %q", start, f[19])
+		}
+	})
 }
