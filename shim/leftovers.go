@@ -446,6 +446,19 @@ func (s *session) endGroup(ws string, g *sandbox.Group) []string {
 		}
 		return nil
 	}
+	// Started by a command that runs unconfined (a script's bash -c
+	// through the shims), it was not paused for that command's sake;
+	// what it leaves is, like any leftover, while that command holds.
+	if lock, err := s.lockHolds(); err == nil {
+		if len(s.holders()) > 0 {
+			wait, cancel := context.WithTimeout(context.Background(), holdWait)
+			if err := sandbox.Freeze(wait, g.Dir, true); err != nil {
+				s.log.Warn("pause leftovers", "err", err)
+			}
+			cancel()
+		}
+		lock.Close()
+	}
 	return describePIDs(sandbox.GroupPIDs(g.Dir))
 }
 

@@ -25,7 +25,7 @@ import (
 // leftoversEnv is a shim environment whose allowlist lets sh outer.sh and
 // sh slow.sh through unconfined, with the real python3 for confined code;
 // it skips where commands cannot be confined or grouped.
-func leftoversEnv(t *testing.T) (*shimEnv, string) {
+func leftoversEnv(t *testing.T, allow ...string) (*shimEnv, string) {
 	t.Helper()
 	realBash(t)
 	if st := sandbox.Probe(nil); !st.Supported() {
@@ -38,7 +38,11 @@ func leftoversEnv(t *testing.T) (*shimEnv, string) {
 	if err != nil {
 		t.Skip("needs python3 for confined code")
 	}
-	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "sh outer.sh"}, {"pattern": "sh slow.sh"}]}}}`)
+	patterns := `{"pattern": "sh outer.sh"}, {"pattern": "sh slow.sh"}`
+	for _, a := range allow {
+		patterns += `, {"pattern": "` + a + `"}`
+	}
+	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"allowlist": [`+patterns+`]}}}`)
 	t.Cleanup(func() { killGroups(e.state) })
 	for i, kv := range e.env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
@@ -168,4 +172,35 @@ if os.fork() == 0:
 	assert.Equal(t, "quick\n", o.stdout)
 	assert.NotContains(t, o.stderr, "waiting", "a killed holder holds nothing")
 	assert.Eventually(t, func() bool { return size() > paused }, 10*time.Second, 10*time.Millisecond, "the daemon runs again")
+}
+
+// A script the allowlist runs unconfined starts confined code through the
+// shims on PATH that leaves a daemon, then goes on (to a git push, say):
+// the daemon is paused from the moment its command ends, as any leftover
+// is while an unconfined command holds. (Its command itself is not: the
+// script waits for it.)
+func TestLeftoverOfNestedPausedForScript(t *testing.T) {
+	e, python := leftoversEnv(t, "/bin/sh script.sh")
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "daemon.py"), []byte(`import os, time
+if os.fork() == 0:
+    os.setsid()
+    fd = os.open(os.devnull, os.O_RDWR)
+    for i in range(3):
+        os.dup2(fd, i)
+    for i in range(6000):
+        open("tick", "a").write(".")
+        time.sleep(0.005)
+    os._exit(0)
+while not os.path.exists("tick"):
+    time.sleep(0.005)
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "script.sh"), []byte("bash -c '"+python+" daemon.py'\n"+
+		"a=$(wc -c < tick); sleep 0.3; b=$(wc -c < tick); echo \"$a $b\"\n"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "/bin/sh script.sh"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	f := strings.Fields(o.stdout)
+	require.Len(t, f, 2, "%+v", o)
+	assert.Equal(t, f[0], f[1], "the daemon wrote while the script held")
 }
