@@ -135,19 +135,29 @@ func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal
 	told := false
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		lock, err := s.lockHolds()
-		if err != nil {
+		var holders []procID
+		switch {
+		case errors.Is(err, errLockBusy):
+			// Whoever holds it may be pausing: go on waiting.
+			holders = []procID{{}}
+		case err != nil:
 			s.log.Debug("leftovers lock", "err", err)
 			return 0
-		}
-		holders := s.holders()
-		if !foreignHolder(holders, own) {
-			s.resumeFree(holders)
+		default:
+			holders = s.holders()
+			if !foreignHolder(holders, own) {
+				s.resumeFree(holders)
+				lock.Close()
+				return 0
+			}
 			lock.Close()
-			return 0
 		}
-		lock.Close()
 		if !told {
-			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined (pid %d); confined commands that run code wait until it ends, %s at most\n", holders[0].pid, holdMax)
+			who := ""
+			if holders[0].pid != 0 {
+				who = fmt.Sprintf(" (pid %d)", holders[0].pid)
+			}
+			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined%s; confined commands that run code wait until it ends, %s at most\n", who, holdMax)
 			told = true
 		}
 		select {
@@ -296,18 +306,37 @@ func (s *session) holders() []procID {
 	return out
 }
 
-// lockHolds takes the lock every change to the pauses is made under;
-// closing the file releases it.
+// lockWait bounds how long taking the lock may take: it is held for
+// moments, but a process stopped while it holds it (^Z, a debugger) would
+// otherwise hang every command of the user's.
+const lockWait = 5 * time.Second
+
+// errLockBusy: the lock was held by another for all of lockWait.
+var errLockBusy = errors.New("the lock of the pauses is held by a process that does not let it go (stopped?)")
+
+// lockHolds takes the lock every change to the pauses is made under, or
+// fails after lockWait; closing the file releases it.
 func (s *session) lockHolds() (*os.File, error) {
 	lock, err := s.openHoldLock()
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		lock.Close()
-		return nil, err
+	deadline := time.Now().Add(lockWait)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return lock, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			lock.Close()
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			lock.Close()
+			return nil, errLockBusy
+		}
+		time.Sleep(delay)
 	}
-	return lock, nil
 }
 
 // resumeFree resumes every paused group that none of holders, the

@@ -6,11 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/execgate/execgate/sandbox"
 )
@@ -78,4 +80,41 @@ func TestEndedNestedGroupStaysPausedWhileItsShimFinishes(t *testing.T) {
 	s.resumeFree(s.holders())
 	lock.Close()
 	assert.False(t, grows(t, tick, 200*time.Millisecond), "a nested command's leftover ran while the script held")
+}
+
+// An unconfined command stopped (^Z, a debugger) while it holds the lock
+// every change to the pauses is made under must not hang every other
+// command of the user's for good: a confined one waiting to start still
+// stops when it is told to, and an unconfined one is refused, not stuck.
+func TestStoppedLockHolderHangsNobody(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("no flock(1)")
+	}
+	w := newConfinedWorld(t)
+	requireGroups(t, w)
+	s := worldSession(w)
+	f, err := s.openHoldLock()
+	require.NoError(t, err)
+	f.Close()
+	holder := exec.Command("flock", f.Name(), "sleep", "30")
+	require.NoError(t, holder.Start())
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	require.Eventually(t, func() bool {
+		g, err := os.Open(f.Name())
+		require.NoError(t, err)
+		defer g.Close()
+		return unix.Flock(int(g.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, holder.Process.Signal(syscall.SIGSTOP))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	waited := make(chan syscall.Signal, 1)
+	go func() { waited <- s.waitHeld(ctx, nil) }()
+	select {
+	case sig := <-waited:
+		assert.Equal(t, syscall.SIGTERM, sig, "it starts only once it knows nothing holds")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a confined command waits for good behind a stopped holder of the lock")
+	}
 }
