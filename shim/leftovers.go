@@ -70,7 +70,9 @@ func workspaceKey(ws string) string {
 }
 
 // groupMarks is the directory that names ws's groups: one file per group,
-// named as it, holding its directory in the cgroup file system.
+// named as it, holding its directory in the cgroup file system, then, once
+// its command has ended and left something running, a line "ended"
+// (appended: a reader never sees the directory half written).
 func (s *session) groupMarks(ws string) (string, error) {
 	return state.Path(s.getenv, "confined", workspaceKey(ws)+".groups")
 }
@@ -133,19 +135,29 @@ func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal
 	told := false
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		lock, err := s.lockHolds()
-		if err != nil {
+		var holders []procID
+		switch {
+		case errors.Is(err, errLockBusy):
+			// Whoever holds it may be pausing: go on waiting.
+			holders = []procID{{}}
+		case err != nil:
 			s.log.Debug("leftovers lock", "err", err)
 			return 0
-		}
-		holders := s.holders()
-		if !foreignHolder(holders, own) {
-			s.resumeFree(holders)
+		default:
+			holders = s.holders()
+			if !foreignHolder(holders, own) {
+				s.resumeFree(holders)
+				lock.Close()
+				return 0
+			}
 			lock.Close()
-			return 0
 		}
-		lock.Close()
 		if !told {
-			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined (pid %d); confined commands that run code wait until it ends, %s at most\n", holders[0].pid, holdMax)
+			who := ""
+			if holders[0].pid != 0 {
+				who = fmt.Sprintf(" (pid %d)", holders[0].pid)
+			}
+			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined%s; confined commands that run code wait until it ends, %s at most\n", who, holdMax)
 			told = true
 		}
 		select {
@@ -294,18 +306,37 @@ func (s *session) holders() []procID {
 	return out
 }
 
-// lockHolds takes the lock every change to the pauses is made under;
-// closing the file releases it.
+// lockWait bounds how long taking the lock may take: it is held for
+// moments, but a process stopped while it holds it (^Z, a debugger) would
+// otherwise hang every command of the user's.
+const lockWait = 5 * time.Second
+
+// errLockBusy: the lock was held by another for all of lockWait.
+var errLockBusy = errors.New("the lock of the pauses is held by a process that does not let it go (stopped?)")
+
+// lockHolds takes the lock every change to the pauses is made under, or
+// fails after lockWait; closing the file releases it.
 func (s *session) lockHolds() (*os.File, error) {
 	lock, err := s.openHoldLock()
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		lock.Close()
-		return nil, err
+	deadline := time.Now().Add(lockWait)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return lock, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			lock.Close()
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			lock.Close()
+			return nil, errLockBusy
+		}
+		time.Sleep(delay)
 	}
-	return lock, nil
 }
 
 // resumeFree resumes every paused group that none of holders, the
@@ -318,8 +349,10 @@ func (s *session) resumeFree(holders []procID) {
 			continue
 		}
 		if len(holders) > 0 {
+			// A group whose command is over is a leftover, its shim
+			// still finishing or not.
 			pid := creatorPID(filepath.Base(l.dir))
-			if pid == 0 || !creatorAlive(filepath.Base(l.dir)) || foreignHolder(holders, ancestorsOf(pid)) {
+			if l.ended || pid == 0 || !creatorAlive(filepath.Base(l.dir)) || foreignHolder(holders, ancestorsOf(pid)) {
 				continue
 			}
 		}
@@ -370,6 +403,9 @@ func (s *session) openHoldLock() (*os.File, error) {
 type liveGroup struct {
 	dir   string
 	state sandbox.GroupState
+	// ended: its command is over; what runs in it is a leftover, even
+	// while its shim is still finishing.
+	ended bool
 }
 
 // liveGroups lists the groups, of every workspace, that have processes in
@@ -398,7 +434,8 @@ func liveGroupsIn(marks string) []liveGroup {
 	for _, e := range entries {
 		mark := filepath.Join(marks, e.Name())
 		b, err := os.ReadFile(mark)
-		dir := string(b)
+		dir, rest, _ := strings.Cut(string(b), "\n")
+		ended := rest != ""
 		if err != nil || !filepath.IsAbs(dir) || filepath.Base(dir) != e.Name() {
 			continue // being written, or not a name of ours: leave it
 		}
@@ -408,9 +445,9 @@ func liveGroupsIn(marks string) []liveGroup {
 			os.Remove(mark)
 		case err != nil:
 			// Unreadable: it may hold anything; treat it as running.
-			live = append(live, liveGroup{dir: dir, state: sandbox.GroupState{Populated: true}})
+			live = append(live, liveGroup{dir: dir, state: sandbox.GroupState{Populated: true}, ended: ended})
 		case st.Populated:
-			live = append(live, liveGroup{dir: dir, state: st})
+			live = append(live, liveGroup{dir: dir, state: st, ended: ended})
 		case !creatorAlive(e.Name()):
 			// Empty, and the shim that made it is gone (killed before it
 			// could remove it): the command is over.
@@ -446,6 +483,11 @@ func (s *session) endGroup(ws string, g *sandbox.Group) []string {
 		}
 		return nil
 	}
+	// Marked over first: from now on resumeFree treats it as any
+	// leftover, not as the group of a command an unconfined one started.
+	if marks, err := s.groupMarks(ws); err == nil {
+		markEnded(filepath.Join(marks, filepath.Base(g.Dir)))
+	}
 	// Started by a command that runs unconfined (a script's bash -c
 	// through the shims), it was not paused for that command's sake;
 	// what it leaves is, like any leftover, while that command holds.
@@ -460,6 +502,16 @@ func (s *session) endGroup(ws string, g *sandbox.Group) []string {
 		lock.Close()
 	}
 	return describePIDs(sandbox.GroupPIDs(g.Dir))
+}
+
+// markEnded appends "ended" to the group mark at path (groupMarks).
+func markEnded(path string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	f.WriteString("\nended")
+	f.Close()
 }
 
 // describePIDs names processes as "PID NAME" (at most ten, then a count).

@@ -48,9 +48,10 @@ func requireGroups(t *testing.T, w *confinedWorld) {
 	t.Cleanup(func() {
 		marks, _ := filepath.Glob(filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined", "*.groups", "*"))
 		for _, m := range marks {
-			dir, _ := os.ReadFile(m)
+			b, _ := os.ReadFile(m)
+			dir, _, _ := strings.Cut(string(b), "\n")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			sandbox.KillGroup(ctx, string(dir))
+			sandbox.KillGroup(ctx, dir)
 			cancel()
 		}
 	})
@@ -122,9 +123,10 @@ func TestLeftoverPausedDuringUnconfined(t *testing.T) {
 func pausedDir(t *testing.T, w *confinedWorld) string {
 	marks, _ := filepath.Glob(filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined", "*.groups", "*"))
 	require.Len(t, marks, 1)
-	dir, err := os.ReadFile(marks[0])
+	b, err := os.ReadFile(marks[0])
 	require.NoError(t, err)
-	return string(dir)
+	dir, _, _ := strings.Cut(string(b), "\n")
+	return dir
 }
 
 // The race the pause closes: a daemon left by a confined command waits

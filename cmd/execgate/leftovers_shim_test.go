@@ -118,7 +118,8 @@ func killGroups(state string) {
 	for _, m := range marks {
 		b, _ := os.ReadFile(m)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		sandbox.KillGroup(ctx, string(b))
+		dir, _, _ := strings.Cut(string(b), "\n")
+		sandbox.KillGroup(ctx, dir)
 		cancel()
 	}
 }
