@@ -133,13 +133,21 @@ func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal
 	relay := s.signalRelay()
 	own := ancestors()
 	told := false
-	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		lock, err := s.lockHolds()
+	busySince := time.Time{}
+	for delay := time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		// One try each round: a signal is looked at between rounds.
+		lock, err := s.lockHoldsWithin(0)
 		var holders []procID
 		switch {
 		case errors.Is(err, errLockBusy):
-			// Whoever holds it may be pausing: go on waiting.
-			holders = []procID{{}}
+			// Whoever holds it may be pausing: go on waiting. Held for
+			// moments by every shim that looks: said only when it lasts.
+			if busySince.IsZero() {
+				busySince = time.Now()
+			}
+			if time.Since(busySince) > lockWait {
+				holders = []procID{{}}
+			}
 		case err != nil:
 			s.log.Debug("leftovers lock", "err", err)
 			return 0
@@ -151,8 +159,9 @@ func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal
 				return 0
 			}
 			lock.Close()
+			busySince = time.Time{}
 		}
-		if !told {
+		if !told && len(holders) > 0 {
 			who := ""
 			if holders[0].pid != 0 {
 				who = fmt.Sprintf(" (pid %d)", holders[0].pid)
@@ -316,12 +325,15 @@ var errLockBusy = errors.New("the lock of the pauses is held by a process that d
 
 // lockHolds takes the lock every change to the pauses is made under, or
 // fails after lockWait; closing the file releases it.
-func (s *session) lockHolds() (*os.File, error) {
+func (s *session) lockHolds() (*os.File, error) { return s.lockHoldsWithin(lockWait) }
+
+// lockHoldsWithin is lockHolds, trying for d (once, for 0).
+func (s *session) lockHoldsWithin(d time.Duration) (*os.File, error) {
 	lock, err := s.openHoldLock()
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(lockWait)
+	deadline := time.Now().Add(d)
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
 		err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
