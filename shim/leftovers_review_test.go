@@ -127,10 +127,7 @@ git remote add origin "$1"`, "sh", remote)
 		[]byte("[remote \"origin\"]\n\treceivepack = \"sleep 0.5; git-receive-pack\"\n"), 0o600))
 	out, err := setup.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
-		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "git push origin HEAD"}]}}}`), 0o600))
+	w.allow(t, "git push origin HEAD")
 	w.env["STOLEN"] = stolen
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, daemonIn, "daemon.py"), daemonPy(`        def pushing():
             for p in os.listdir("/proc"):

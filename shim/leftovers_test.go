@@ -37,6 +37,21 @@ print("started")
 `)
 }
 
+// tickerBody, for daemonPy, appends a byte to ./tick every 5 ms for 15 s.
+const tickerBody = `        for i in range(3000):
+            with open("tick", "a") as f:
+                f.write(".")
+            time.sleep(0.005)`
+
+// allow writes the user's policy: pattern allowlisted for every agent.
+func (w *confinedWorld) allow(t *testing.T, pattern string) {
+	t.Helper()
+	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
+		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "`+pattern+`"}]}}}`), 0o600))
+}
+
 // requireGroups skips where no cgroup can be made for a command, and
 // kills whatever the test's commands left running when it ends.
 func requireGroups(t *testing.T, w *confinedWorld) {
@@ -81,16 +96,10 @@ func (w *confinedWorld) ticks(t *testing.T) int64 {
 func TestLeftoverPausedDuringUnconfined(t *testing.T) {
 	w := newConfinedWorld(t)
 	requireGroups(t, w)
-	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "daemon.py"), daemonPy(`        for i in range(3000):
-            with open("tick", "a") as f:
-                f.write(".")
-            time.sleep(0.005)`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "daemon.py"), daemonPy(tickerBody), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "count.sh"),
 		[]byte("a=$(wc -c < tick); sleep 0.3; b=$(wc -c < tick); echo \"$a $b\"\n"), 0o600))
-	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
-		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "sh count.sh"}]}}}`), 0o600))
+	w.allow(t, "sh count.sh")
 
 	status, out, errOut := w.run(t, "python3 daemon.py")
 	require.Equal(t, 0, status, errOut)
@@ -147,10 +156,7 @@ git remote add origin "$1" && git config remote.origin.receivepack "sleep 0.5; g
 	setup.Dir = w.ws
 	out, err := setup.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
-		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "git push origin HEAD"}]}}}`), 0o600))
+	w.allow(t, "git push origin HEAD")
 	w.env["STOLEN"] = stolen
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "daemon.py"), daemonPy(`        def pushing():
             for p in os.listdir("/proc"):
@@ -211,16 +217,10 @@ func TestHoldEndsAfterHoldMax(t *testing.T) {
 	w := newConfinedWorld(t)
 	requireGroups(t, w)
 	w.holdMax = 300 * time.Millisecond
-	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "daemon.py"), daemonPy(`        for i in range(3000):
-            with open("tick", "a") as f:
-                f.write(".")
-            time.sleep(0.005)`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "daemon.py"), daemonPy(tickerBody), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "long.sh"),
 		[]byte("a=$(wc -c < tick); sleep 0.2; b=$(wc -c < tick); sleep 1; c=$(wc -c < tick); echo \"$a $b $c\"\n"), 0o600))
-	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
-	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"),
-		[]byte(`{"version": 1, "agents": {"*": {"allowlist": [{"pattern": "sh long.sh"}]}}}`), 0o600))
+	w.allow(t, "sh long.sh")
 	status, _, errOut := w.run(t, "python3 daemon.py")
 	require.Equal(t, 0, status, errOut)
 	require.Eventually(t, func() bool { return w.ticks(t) > 0 }, 5*time.Second, 10*time.Millisecond)

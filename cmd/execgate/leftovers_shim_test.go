@@ -111,6 +111,23 @@ func readFloat(t *testing.T, path string) float64 {
 	return f
 }
 
+// tickDaemonPy starts a daemon (new session, streams closed) that appends
+// a byte to ./tick every 5 ms for 30 s, and returns once it has written
+// the first.
+const tickDaemonPy = `import os, time
+if os.fork() == 0:
+    os.setsid()
+    fd = os.open(os.devnull, os.O_RDWR)
+    for i in range(3):
+        os.dup2(fd, i)
+    for i in range(6000):
+        open("tick", "a").write(".")
+        time.sleep(0.005)
+    os._exit(0)
+while not os.path.exists("tick"):
+    time.sleep(0.005)
+`
+
 // killGroups kills what the commands of a test whose state directory is
 // state left running, and removes their groups.
 func killGroups(state string) {
@@ -130,17 +147,7 @@ func killGroups(state string) {
 func TestKilledHolderReleases(t *testing.T) {
 	e, python := leftoversEnv(t)
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "slow.sh"), []byte("sleep 30\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(e.work, "daemon.py"), []byte(`import os, time
-if os.fork() == 0:
-    os.setsid()
-    fd = os.open(os.devnull, os.O_RDWR)
-    for i in range(3):
-        os.dup2(fd, i)
-    for i in range(6000):
-        open("tick", "a").write(".")
-        time.sleep(0.005)
-    os._exit(0)
-`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "daemon.py"), []byte(tickDaemonPy), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "quick.py"), []byte("print('quick')\n"), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -182,19 +189,7 @@ if os.fork() == 0:
 // script waits for it.)
 func TestLeftoverOfNestedPausedForScript(t *testing.T) {
 	e, python := leftoversEnv(t, "/bin/sh script.sh")
-	require.NoError(t, os.WriteFile(filepath.Join(e.work, "daemon.py"), []byte(`import os, time
-if os.fork() == 0:
-    os.setsid()
-    fd = os.open(os.devnull, os.O_RDWR)
-    for i in range(3):
-        os.dup2(fd, i)
-    for i in range(6000):
-        open("tick", "a").write(".")
-        time.sleep(0.005)
-    os._exit(0)
-while not os.path.exists("tick"):
-    time.sleep(0.005)
-`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "daemon.py"), []byte(tickDaemonPy), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "script.sh"), []byte("bash -c '"+python+" daemon.py'\n"+
 		"a=$(wc -c < tick); sleep 0.3; b=$(wc -c < tick); echo \"$a $b\"\n"), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
