@@ -641,14 +641,12 @@ func (s *session) holdUnconfined(ctx context.Context, cwd string) (release func(
 	}
 	// It resumes them when the command ends: it cannot become the
 	// command.
-	s.stays = true
-	if len(paused) == 0 {
-		return release, nil
-	}
-	s.paused = paused
+	s.stays, s.paused = true, paused
 	if ws == "" {
 		return release, nil
 	}
+	// Compared even when nothing was left to pause: a confined command
+	// that ended between the decision and now may have changed them.
 	var unseen []string
 	for _, p := range s.plantedSince(ws) {
 		if !slices.Contains(s.planted, p) {

@@ -686,7 +686,7 @@ func (s *session) finished(res interp.Result, err error) (int, syscall.Signal) {
 	ev.LeftRunning = s.endGroup(s.groupWS, s.group)
 	s.group = nil
 	ev.Paused = s.paused
-	if s.holdExpired.Load() {
+	if s.holdExpired.Load() && len(ev.Paused) > 0 {
 		ev.Paused = append(slices.Clip(ev.Paused), fmt.Sprintf("(resumed after %s, while it still ran)", s.holdFor()))
 	}
 	ms := res.Duration.Milliseconds()
