@@ -582,6 +582,9 @@ func (s *session) holdLeftovers(ctx context.Context) (release func(), paused []s
 	resume := sync.OnceFunc(func() {
 		lock, err := s.lockHolds()
 		if err != nil {
+			// Not holding any more, whatever else: the paused commands'
+			// own watch, or the next confined command, resumes them.
+			os.Remove(mine)
 			s.log.Warn("resume leftovers", "err", err)
 			return
 		}
