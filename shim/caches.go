@@ -30,14 +30,15 @@ type toolCache struct {
 	// tools are program names; a name ending in "*" is a prefix
 	// (pip3.12).
 	tools []string
-	dirs  func(getenv func(string) string, home, cache, ws string) []string
+	// dirs lists them; key is the workspace's workspaceCacheKey.
+	dirs func(getenv func(string) string, home, cache, key string) []string
 }
 
 // toolCaches are the caches made before a confined run: each is granted by
 // toolchains (written) or codeStores (read only).
 var toolCaches = [...]toolCache{
-	{[]string{"go", "gopls", "golangci-lint"}, func(getenv func(string) string, _, cache, ws string) []string {
-		if gc := confinedGoCache(getenv, cache, ws); gc != "" {
+	{[]string{"go", "gopls", "golangci-lint"}, func(getenv func(string) string, _, cache, key string) []string {
+		if gc := confinedGoCache(getenv, cache, key); gc != "" {
 			return []string{gc}
 		}
 		return nil
@@ -58,11 +59,11 @@ var toolCaches = [...]toolCache{
 		}
 		return []string{filepath.Join(cache, "pip")}
 	}},
-	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, ws string) []string {
-		return []string{confinedLintCache(cache, ws)}
+	{[]string{"golangci-lint"}, func(_ func(string) string, _, cache, key string) []string {
+		return []string{confinedLintCache(cache, key)}
 	}},
-	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, ws string) []string {
-		return []string{confinedUVCache(cache, ws)}
+	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, key string) []string {
+		return []string{confinedUVCache(cache, key)}
 	}},
 }
 
@@ -80,10 +81,11 @@ func (s *session) cachesToMake(res policy.Result, g *sandbox.Grants, home string
 		cache = v
 	}
 	named := programsOf(res)
+	key := workspaceCacheKey(g.Workspace)
 	var out []string
 	for _, tc := range toolCaches {
 		var missing []string
-		for _, d := range tc.dirs(s.getenv, home, cache, g.Workspace) {
+		for _, d := range tc.dirs(s.getenv, home, cache, key) {
 			if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) && granted(g, d) && !slices.Contains(out, d) {
 				missing = append(missing, d)
 			}

@@ -43,12 +43,14 @@ func codeStores(getenv func(string) string, home, cache string) []string {
 // per workspace: shared, a confined command in one repository rewrote what
 // the confined build of another linked into the program it wrote there,
 // for the user to run. It starts cold once per workspace. (Not under
-// go-build, which earlier confined commands could write.)
-func confinedGoCache(getenv func(string) string, cache, ws string) string {
+// go-build, which earlier confined commands could write.) key is the
+// workspace's workspaceCacheKey, as for the other caches below: made once
+// per command, it costs a statx.
+func confinedGoCache(getenv func(string) string, cache, key string) string {
 	if v := getenv("GOCACHE"); v != "" && !filepath.IsAbs(v) {
 		return ""
 	}
-	return filepath.Join(cache, "execgate", "go-builds", workspaceCacheKey(ws))
+	return filepath.Join(cache, "execgate", "go-builds", key)
 }
 
 // workspaceCacheKey names the caches of the workspace ws: its path and
@@ -78,8 +80,8 @@ func workspaceCacheKey(ws string) string {
 // may write even to run, so it gets one of its own, per workspace as
 // Go's. A confined uv that needs a package this cache lacks needs the
 // network, which asks.
-func confinedUVCache(cache, ws string) string {
-	return filepath.Join(cache, "execgate", "uv", workspaceCacheKey(ws))
+func confinedUVCache(cache, key string) string {
+	return filepath.Join(cache, "execgate", "uv", key)
 }
 
 // confinedLintCache is golangci-lint's cache for confined commands in the
@@ -87,8 +89,8 @@ func confinedUVCache(cache, ws string) string {
 // GOLANGCI_LINT_CACHE: it keeps the findings of packages it has seen, and
 // one a repository's confined command rewrote would hide findings from
 // the user's own runs elsewhere.
-func confinedLintCache(cache, ws string) string {
-	return filepath.Join(cache, "execgate", "golangci-lint", workspaceCacheKey(ws))
+func confinedLintCache(cache, key string) string {
+	return filepath.Join(cache, "execgate", "golangci-lint", key)
 }
 
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH

@@ -314,7 +314,8 @@ func toolchains(getenv func(string) string, home, ws string) cacheSet {
 		return def
 	}
 	npmCache := or("npm_config_cache", h(".npm"))
-	if gc := confinedGoCache(getenv, cache, ws); gc != "" {
+	key := workspaceCacheKey(ws)
+	if gc := confinedGoCache(getenv, cache, key); gc != "" {
 		c.write = append(c.write, gc)
 		c.env = append(c.env, "GOCACHE="+gc)
 	}
@@ -323,7 +324,7 @@ func toolchains(getenv func(string) string, home, ws string) cacheSet {
 	// (a registry's packument, PyPI's JSON), so a planted answer names the
 	// planted file; installing needs the network, which asks, and what
 	// runs confined only reads them.
-	uv, lint := confinedUVCache(cache, ws), confinedLintCache(cache, ws)
+	uv, lint := confinedUVCache(cache, key), confinedLintCache(cache, key)
 	c.env = append(c.env, "UV_CACHE_DIR="+uv, "GOLANGCI_LINT_CACHE="+lint)
 	c.write = append(c.write, filepath.Join(npmCache, "_logs"), uv, lint)
 	// Readable only: stores of code that later runs outside the sandbox,

@@ -270,7 +270,7 @@ print("found what the deleted repository planted" if os.path.exists(p) else "cle
 	require.Equal(t, 0, status, errOut)
 	require.Equal(t, "planted\n", out)
 
-	first := confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), w.ws)
+	first := confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), workspaceCacheKey(w.ws))
 	require.DirExists(t, first)
 
 	// Deleted, and another repository at the same path.
@@ -282,7 +282,7 @@ print("found what the deleted repository planted" if os.path.exists(p) else "cle
 	assert.Equal(t, "clean\n", out)
 	assert.Equal(t, 0, w.asked)
 	assert.NoDirExists(t, first, "the cache of the repository that is gone is removed")
-	assert.DirExists(t, confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), w.ws))
+	assert.DirExists(t, confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), workspaceCacheKey(w.ws)))
 }
 
 // What the sandbox grants beyond the workspace is found from the agent's
@@ -350,7 +350,7 @@ func TestConfinedLintCacheOwn(t *testing.T) {
 	cache := filepath.Join(w.home, ".cache")
 	users := filepath.Join(cache, "golangci-lint")
 	require.NoError(t, os.MkdirAll(users, 0o700))
-	require.NoError(t, os.MkdirAll(confinedLintCache(cache, w.ws), 0o700))
+	require.NoError(t, os.MkdirAll(confinedLintCache(cache, workspaceCacheKey(w.ws)), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "lint.py"), []byte(`import os, sys
 own = os.environ["GOLANGCI_LINT_CACHE"]
 print("own", os.path.relpath(own, os.path.expanduser("~")))
@@ -367,5 +367,5 @@ except OSError as e:
 	assert.Contains(t, out, "own .cache/execgate/golangci-lint/")
 	assert.Contains(t, out, "refused: Permission denied")
 	assert.NoFileExists(t, filepath.Join(users, "entry"))
-	assert.FileExists(t, filepath.Join(confinedLintCache(cache, w.ws), "entry"))
+	assert.FileExists(t, filepath.Join(confinedLintCache(cache, workspaceCacheKey(w.ws)), "entry"))
 }

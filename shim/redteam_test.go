@@ -188,7 +188,7 @@ func TestConfinedCodeStoresReadOnly(t *testing.T) {
 	}
 	// As an earlier confined go build left it (the shim makes it before
 	// one: caches.go).
-	require.NoError(t, os.MkdirAll(confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), w.ws), 0o700))
+	require.NoError(t, os.MkdirAll(confinedGoCache(func(string) string { return "" }, filepath.Join(w.home, ".cache"), workspaceCacheKey(w.ws)), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import os, sys
 for s in sys.stdin.read().split():
     p = os.path.join(os.path.expanduser("~"), s)
