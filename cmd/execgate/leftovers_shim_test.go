@@ -141,6 +141,21 @@ func killGroups(state string) {
 	}
 }
 
+// groupsFrozen says whether every group the commands of a test whose state
+// directory is state left running is paused, and that there is one.
+func groupsFrozen(state string) bool {
+	marks, _ := filepath.Glob(filepath.Join(state, "execgate", "confined", "*.groups", "*"))
+	for _, m := range marks {
+		b, _ := os.ReadFile(m)
+		dir, _, _ := strings.Cut(string(b), "\n")
+		st, err := sandbox.ReadGroup(dir)
+		if err != nil || !st.Frozen {
+			return false
+		}
+	}
+	return len(marks) > 0
+}
+
 // A shim killed while it holds the workspace (SIGKILL: nothing of its own
 // runs) leaves the daemons it paused paused; the next confined command
 // there neither waits for it nor leaves them so.
@@ -168,6 +183,9 @@ func TestKilledHolderReleases(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(e.state, "execgate", "confined", "holders", "*"))
 		return len(m) == 1
 	}, 10*time.Second, 5*time.Millisecond)
+	// The hold is recorded before the pause takes effect (the command
+	// itself starts only after it has).
+	require.Eventually(t, func() bool { return groupsFrozen(e.state) }, 10*time.Second, 5*time.Millisecond, "the daemon is paused")
 	paused := size()
 	time.Sleep(100 * time.Millisecond)
 	require.Equal(t, paused, size(), "paused while sh slow.sh runs")
