@@ -44,6 +44,60 @@ type Needs struct {
 	// Destroys lists the work it would destroy that nothing could bring
 	// back (WorkLoss), one reason each; each is in Beyond too.
 	Destroys []string `json:"destroys,omitempty"`
+	// Downloads lists its downloads from a public registry that could
+	// run confined, reaching the registry through the shim's proxy
+	// (confinedFetches); each reason is in Beyond too, until WithHosts
+	// finds the agent allows the registry's hosts.
+	Downloads []Download `json:"downloads,omitempty"`
+	// Proxied: its downloads reach the agent's allowed hosts through the
+	// shim's proxy, and nothing else outside (WithHosts).
+	Proxied bool `json:"proxied,omitempty"`
+}
+
+// Download is one download a command makes from a public registry.
+type Download struct {
+	// Reason is its reason in Needs.Beyond.
+	Reason string `json:"reason"`
+	// Hosts are the registry's hosts it must reach.
+	Hosts []string `json:"hosts"`
+}
+
+// WithHosts returns n for an agent whose confined commands may reach
+// hosts through the shim's proxy (agents.NAME.sandbox.hosts): a command
+// whose only needs beyond the boundary are downloads from registries
+// whose every host is allowed fits it, as code that runs (what it
+// installs may run: setup.py, an install script) with the proxy as its
+// only way out. The proxy, not this, holds it to those hosts. Anything
+// else beyond — another host, an upload, credentials, the host's
+// services, work it destroys — leaves n as it is, and so does a
+// registry's token in the environment getenv reads
+// (RegistryCredentials): what it installs could publish with it.
+func (n Needs) WithHosts(hosts []string, getenv func(string) string) Needs {
+	if len(n.Downloads) == 0 || len(hosts) == 0 || n.Credentials || n.Host || len(n.Destroys) > 0 {
+		return n
+	}
+	if len(RegistryCredentials(getenv)) > 0 {
+		return n
+	}
+	rest := slices.Clone(n.Beyond)
+	for _, d := range n.Downloads {
+		for _, h := range d.Hosts {
+			if !config.HostAllowed(hosts, h, 443) {
+				return n
+			}
+		}
+		i := slices.Index(rest, d.Reason)
+		if i < 0 {
+			return n
+		}
+		rest = slices.Delete(rest, i, i+1)
+	}
+	if len(rest) > 0 {
+		return n
+	}
+	n.Beyond, n.Network, n.Proxied = nil, false, true
+	n.RunCode, n.WriteWorkspace = true, true
+	return n
 }
 
 // Within reports whether the needs fit inside the sandbox's boundary.
@@ -89,6 +143,7 @@ var ruleNeeds = table[needKind]{
 	{"process-file", needRun},             // awk -f prog.awk
 	{"pytest-module-code", needRun},       // pytest --pyargs pkg, --pdbcls=mod:Cls: an installed module, imported confined
 	{"python-module-code", needRun},       // python -m doctest x.py, timeit '…': the code runs confined
+	{"python-module-pip", needRun},        // python -m pip, as pip itself: what it installs lands where the kernel lets it, and runs confined
 	{"recursive-function", needRun},       // bounded by the sandbox, not by the analysis
 	{"repo-config-program", needRun},      // git runs a program the repository names: confined
 	{"repo-config-unproven", needRun},     // likewise
@@ -259,6 +314,9 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			if what, ok := fetches(seg.Argv); ok {
 				n.Network = true
 				n.Beyond = append(n.Beyond, what+", over the network")
+				if hosts, ok := confinedFetch(seg.Argv); ok && !setsCredential(res) {
+					n.Downloads = append(n.Downloads, Download{Reason: what + ", over the network", Hosts: hosts})
+				}
 			}
 			n.Read = append(n.Read, startupFiles(seg.Argv, home)...)
 			for _, w := range seg.Wrappers {
@@ -419,6 +477,9 @@ func (n Needs) Summary() string {
 	}
 	if n.Network {
 		parts = append(parts, "network")
+	}
+	if n.Proxied {
+		parts = append(parts, "downloads through the proxy")
 	}
 	if n.Credentials {
 		parts = append(parts, "credentials")

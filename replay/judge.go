@@ -33,6 +33,11 @@ type Judge struct {
 	// the shim would here: a command whose needs fit the sandbox then runs
 	// confined, unasked, instead of asking.
 	Confine bool
+	// Hosts are the hosts agent's confined commands may reach through
+	// the shim's proxy (agents.NAME.sandbox.hosts): a download from a
+	// registry among them runs confined (policy.Needs.WithHosts). Nil
+	// means none.
+	Hosts func(agent string) []string
 
 	mu       sync.Mutex
 	requests map[string]policy.Request
@@ -115,7 +120,11 @@ func (j *Judge) Evaluate(c Command) Verdict {
 		res.Decision = policy.Deny
 		res.Reasons = append([]string{j.Refusal}, res.Reasons...)
 	}
-	if j.Refusal == "" && policy.CanConfine(req.Policy, res, policy.NeedsOf(res, v.Cwd, req.Home), j.Confine) {
+	needs := policy.NeedsOf(res, v.Cwd, req.Home)
+	if j.Hosts != nil && len(needs.Downloads) > 0 {
+		needs = needs.WithHosts(j.Hosts(agent), req.Getenv)
+	}
+	if j.Refusal == "" && policy.CanConfine(req.Policy, res, needs, j.Confine) {
 		res.Decision = decisionConfined
 	}
 	v.Result = res

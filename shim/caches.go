@@ -65,6 +65,11 @@ var toolCaches = [...]toolCache{
 	{[]string{"uv", "uvx"}, func(_ func(string) string, _, cache, key string) []string {
 		return []string{confinedUVCache(cache, key)}
 	}},
+	// Granted only to a command that reaches the agent's allowed hosts.
+	{[]string{"npm", "npx", "pip", "pip3*", "tox"}, func(_ func(string) string, _, cache, key string) []string {
+		npm, pip := confinedFetchCaches(cache, key)
+		return []string{npm, pip}
+	}},
 }
 
 // cachesToMake lists the cache directories to make before res runs

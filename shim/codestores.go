@@ -93,6 +93,17 @@ func confinedLintCache(cache, key string) string {
 	return filepath.Join(cache, "execgate", "golangci-lint", key)
 }
 
+// confinedFetchCaches are npm's and pip's caches for the confined commands
+// of the workspace whose key is key that reach the agent's allowed hosts
+// (sandbox.Grants.Proxy), set as npm_config_cache and PIP_CACHE_DIR. The
+// user's own are read only to a confined command (npm's cache answers the
+// next project's installs from its index; pip's holds wheels it built,
+// installed again without a hash), and a download cannot work without
+// writing one: npm fails outright, pip warns and goes without.
+func confinedFetchCaches(cache, key string) (npm, pip string) {
+	return filepath.Join(cache, "execgate", "npm", key), filepath.Join(cache, "execgate", "pip", key)
+}
+
 // goModCache is Go's module cache: $GOMODCACHE, else the first $GOPATH
 // entry's pkg/mod, else ~/go/pkg/mod.
 func goModCache(getenv func(string) string, home string) string {

@@ -49,6 +49,11 @@ func (s *session) sandboxStatus() sandbox.Status {
 // lets it write the workspace, and cannot tell what comes back.
 func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Result) policy.Needs {
 	n := policy.NeedsOf(res, req.Cwd, req.Home)
+	if len(n.Downloads) > 0 && len(s.extra.Hosts) > 0 && s.loopbackHere(req.Home) {
+		// The proxy to the agent's hosts is served inside the private
+		// network: where none can be made, a download could only fail.
+		n = n.WithHosts(s.extra.Hosts, s.getenv)
+	}
 	if asksUnconfined(res) {
 		n.Beyond = append(n.Beyond, "asks to run outside the sandbox ("+unconfineVar+"=off)")
 	}
@@ -57,6 +62,18 @@ func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Re
 		n.Beyond = append(n.Beyond, n.Destroys...)
 	}
 	return n
+}
+
+// loopbackHere says whether a confined command gets its private network
+// here (sandbox.ProbeLoopback), or shares the one of the confined command
+// this shim runs in; asked once per run.
+func (s *session) loopbackHere(home string) bool {
+	if s.loopbackOK == nil {
+		ok := s.sandboxStatus().Supported() &&
+			(s.enclosed(home) || sandbox.ProbeLoopback(sandbox.Options{Helper: s.o.SandboxHelper}) == nil)
+		s.loopbackOK = &ok
+	}
+	return *s.loopbackOK
 }
 
 // asksUnconfined reports whether the program sets EXECGATE_SANDBOX.
@@ -128,7 +145,7 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	// cannot write either.
 	g.Read = append(g.Read, req.Protected...)
 	g.Read = append(g.Read, s.ownStartupFiles(req.Home)...)
-	caches := toolchains(s.getenv, req.Home, ws)
+	caches := toolchains(s.getenv, req.Home, ws, g.Proxy != "")
 	// What the environment names inside the workspace is the workspace's
 	// (an activated .venv/bin on PATH, npm_config_cache=$PWD/.npm): no
 	// grant of its own, which a link put there by an earlier confined
@@ -291,9 +308,11 @@ type cacheSet struct {
 
 // toolchains lists the caches and toolchains of Go, Python, Node, Rust
 // and git under home, by their variables or their default places, and
-// the confined Go build cache of the workspace ws. Only what exists is
-// granted (sandbox.Prepare skips the rest).
-func toolchains(getenv func(string) string, home, ws string) cacheSet {
+// the confined Go build cache of the workspace ws; with fetching (the
+// command reaches the agent's allowed hosts), npm's and pip's caches of
+// the workspace's own too. Only what exists is granted (sandbox.Prepare
+// skips the rest).
+func toolchains(getenv func(string) string, home, ws string, fetching bool) cacheSet {
 	var c cacheSet
 	if home == "" {
 		return c
@@ -327,6 +346,11 @@ func toolchains(getenv func(string) string, home, ws string) cacheSet {
 	uv, lint := confinedUVCache(cache, key), confinedLintCache(cache, key)
 	c.env = append(c.env, "UV_CACHE_DIR="+uv, "GOLANGCI_LINT_CACHE="+lint)
 	c.write = append(c.write, filepath.Join(npmCache, "_logs"), uv, lint)
+	if fetching {
+		npm, pip := confinedFetchCaches(cache, key)
+		c.write = append(c.write, npm, pip)
+		c.env = append(c.env, "npm_config_cache="+npm, "PIP_CACHE_DIR="+pip)
+	}
 	// Readable only: stores of code that later runs outside the sandbox,
 	// unchecked (see codeStores).
 	c.read = append(c.read, codeStores(getenv, home, cache)...)

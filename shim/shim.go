@@ -144,6 +144,9 @@ type session struct {
 	credentials bool
 	// sandbox is what this machine can confine, probed on first use.
 	sandbox *sandbox.Status
+	// loopbackOK says whether a confined command gets a private network
+	// here, probed on first use (loopbackHere).
+	loopbackOK *bool
 	// sawRefusal is set when the captured end of a finished command's
 	// output tells of a refused permission (see boundaryHint).
 	sawRefusal bool

@@ -89,7 +89,7 @@ func taskEnv(home string) func(string) string {
 // decides the same way): the default policy, the workspace on disk.
 // why is what makes it ask: the analysis' reasons, and what it needs
 // beyond the sandbox.
-func outcomeOf(t *testing.T, g *globals, ws, command string) (outcome, why string) {
+func outcomeOf(t *testing.T, g *globals, ws, command string) (outcome, why string, proxied bool) {
 	t.Helper()
 	c, err := newChecker(g, ws)
 	require.NoError(t, err)
@@ -101,11 +101,11 @@ func outcomeOf(t *testing.T, g *globals, ws, command string) (outcome, why strin
 	}
 	switch {
 	case res.Decision == policy.Allow && res.Risk == policy.Safe && !cj.Confined:
-		return outRun, why
+		return outRun, why, false
 	case res.Decision == policy.Allow:
-		return outConfined, why
+		return outConfined, why, cj.Needs.Proxied
 	}
-	return outAsk, why
+	return outAsk, why, false
 }
 
 // TestAgentTasksPromptRate replays coding-agent tasks (bug fixes and
@@ -118,6 +118,34 @@ func outcomeOf(t *testing.T, g *globals, ws, command string) (outcome, why strin
 // command labelled to ask does not, when one labelled confined is called
 // safe, or when more commands ask wrongly than maxWrongAsks.
 func TestAgentTasksPromptRate(t *testing.T) {
+	wrong := agentTasksRate(t, "")
+	if wrong > maxWrongAsks {
+		t.Errorf("%d commands ask wrongly, more than the %d reached: a class regressed (see the report above)", wrong, maxWrongAsks)
+	} else if wrong < maxWrongAsks {
+		t.Logf("%d commands ask wrongly, fewer than maxWrongAsks=%d: lower it", wrong, maxWrongAsks)
+	}
+}
+
+// registryHosts is a configuration that allows the public Python and npm
+// registries, as `execgate policy sandbox add host pypi.org
+// files.pythonhosted.org registry.npmjs.org` writes it.
+const registryHosts = `{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["pypi.org", "files.pythonhosted.org", "registry.npmjs.org"]}}}}`
+
+// TestAgentTasksPromptRateWithRegistries replays the same tasks for a
+// user who allowed those registries: installs from them run confined
+// through the proxy, and nothing else changes — every command labelled
+// to ask that is not such a download still asks.
+func TestAgentTasksPromptRateWithRegistries(t *testing.T) {
+	wrong := agentTasksRate(t, registryHosts)
+	if wrong > maxWrongAsks {
+		t.Errorf("%d commands ask wrongly, more than the %d reached", wrong, maxWrongAsks)
+	}
+}
+
+// agentTasksRate judges every agent task under config (none: the
+// defaults), reports, checks the labels, and returns how many ordinary
+// commands asked.
+func agentTasksRate(t *testing.T, config string) (wrong int) {
 	pinSandbox(t, true)
 	kinds, byKind := loadAgentTasks(t)
 	home := filepath.Join(t.TempDir(), "home")
@@ -125,11 +153,16 @@ func TestAgentTasksPromptRate(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(home, "tmp"), 0o700))
 	g := &globals{config: filepath.Join(home, ".config", "execgate", "none.json"), agent: "claude-code",
 		stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: taskEnv(home)}
+	if config != "" {
+		g.config = filepath.Join(home, ".config", "execgate", "config.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(g.config), 0o700))
+		require.NoError(t, os.WriteFile(g.config, []byte(config), 0o600))
+	}
 
 	var (
-		total, asks, wrong, network, asked, runConfined int
-		tasks, quietTasks                               []string
-		report                                          []string
+		total, asks, network, asked, runConfined, proxied int
+		tasks, quietTasks                                 []string
+		report                                            []string
 	)
 	taskAsked, taskWrong := map[string]bool{}, map[string]bool{}
 	for _, kind := range kinds {
@@ -139,7 +172,7 @@ func TestAgentTasksPromptRate(t *testing.T) {
 				current, ws = c.task, newTaskWorkspace(t, kind)
 				tasks = append(tasks, c.task)
 			}
-			got, reasons := outcomeOf(t, g, ws, c.command)
+			got, reasons, through := outcomeOf(t, g, ws, c.command)
 			applyEffect(t, ws, c.effect)
 			total++
 			where := fmt.Sprintf("%s:%d %s", c.file, c.line, c.task)
@@ -148,6 +181,10 @@ func TestAgentTasksPromptRate(t *testing.T) {
 				taskAsked[c.task] = true
 			}
 			switch {
+			case c.expect == outNetwork && got != outAsk && through && config != "":
+				// A download from an allowed registry, through the proxy.
+				proxied++
+				network++
 			case (c.expect == outAsk || c.expect == outNetwork) && got != outAsk:
 				t.Errorf("%s: %q runs unasked (%s), labelled %s: %s", where, c.command, got, c.expect, c.why)
 			case c.expect == outConfined && got == outRun:
@@ -179,16 +216,15 @@ func TestAgentTasksPromptRate(t *testing.T) {
 	ordinary := total - network - asked
 	t.Logf("%d tasks, %d commands: %d ask (%.1f%%); %d tasks (%.1f%%) without a prompt",
 		len(tasks), total, asks, pct(asks, total), len(quietTasks), pct(len(quietTasks), len(tasks)))
-	t.Logf("of them: %d the dangerous minority (labelled ask), %d need the network (labelled ask-network), %d ask wrongly (%.1f%% of the %d ordinary commands)",
-		asked, network, wrong, pct(wrong, ordinary), ordinary)
+	t.Logf("of them: %d the dangerous minority (labelled ask), %d need the network (labelled ask-network; %d of them run confined through the proxy), %d ask wrongly (%.1f%% of the %d ordinary commands)",
+		asked, network, proxied, wrong, pct(wrong, ordinary), ordinary)
 	t.Logf("%d tasks ask only where labelled (the network, the dangerous minority); %d tasks have a wrong ask",
 		len(tasks)-len(quietTasks)-len(taskWrong), len(taskWrong))
 	t.Logf("%d read-only commands run confined rather than as proven safe (no prompt either way)", runConfined)
 	require.GreaterOrEqual(t, len(tasks), 40, "the corpus must keep at least 40 tasks")
 	require.GreaterOrEqual(t, total, 400, "the corpus must keep at least 400 commands")
-	if wrong > maxWrongAsks {
-		t.Errorf("%d commands ask wrongly, more than the %d reached: a class regressed (see the report above)", wrong, maxWrongAsks)
-	} else if wrong < maxWrongAsks {
-		t.Logf("%d commands ask wrongly, fewer than maxWrongAsks=%d: lower it", wrong, maxWrongAsks)
+	if config != "" {
+		require.Positive(t, proxied, "no install ran through the proxy with the registries allowed")
 	}
+	return wrong
 }

@@ -72,6 +72,12 @@ func (c *checker) loopbackOf(n policy.Needs, st sandbox.Status) string {
 	if !st.Supported() || !n.RunCode || n.Network || !n.Within() {
 		return ""
 	}
+	return c.privateNetwork()
+}
+
+// privateNetwork is "private" where a confined command that runs code
+// gets a private network of its own here, else why not; probed once.
+func (c *checker) privateNetwork() string {
 	if c.loopback == nil {
 		why := "private"
 		if err := probeLoopback(); err != nil {
@@ -87,6 +93,11 @@ func (c *checker) loopbackOf(n policy.Needs, st sandbox.Status) string {
 func confinementOf(c *checker, res *policy.Result, getenv func(string) string) confinementJSON {
 	st := probeSandbox(getenv)
 	n := policy.NeedsOf(*res, c.base.Cwd, c.base.Home)
+	if len(n.Downloads) > 0 && len(c.extra.Hosts) > 0 && st.Supported() && c.privateNetwork() == "private" {
+		// As the shim: the proxy to the agent's hosts lives in the
+		// private network.
+		n = n.WithHosts(c.extra.Hosts, getenv)
+	}
 	if n.Within() && res.Decision != policy.Allow && st.Supported() {
 		n.Destroys = policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)
 		n.Beyond = append(n.Beyond, n.Destroys...)
@@ -114,6 +125,8 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 		fmt.Fprintf(w, "runs confined (%s)\n", cj.Needs.Summary())
 	}
 	switch {
+	case cj.Loopback == "private" && cj.Needs.Proxied:
+		fmt.Fprintf(w, "network: a private loopback of its own; its downloads reach %s through the proxy, nothing else outside\n", strings.Join(cj.Extra.Hosts, ", "))
 	case cj.Loopback == "private":
 		fmt.Fprintln(w, "network: a private loopback of its own (a test's server works; nothing outside is reached)")
 	case cj.Loopback != "":

@@ -171,3 +171,35 @@ func TestCheckSaysLeftovers(t *testing.T) {
 	_, text, _ = checkRun(t, "", "--", "echo hi > notes.txt")
 	assert.NotContains(t, text, "leftovers")
 }
+
+// TestCheckDownloadThroughAllowedHosts: check says a download from an
+// allowed registry runs confined through the proxy, and that the same
+// download asks where the registry is not allowed or no private network
+// can be made.
+func TestCheckDownloadThroughAllowedHosts(t *testing.T) {
+	checkEnv(t)
+	pinSandbox(t, true)
+	cfg := filepath.Join(t.TempDir(), "exec-approvals.json")
+	write := func(hosts string) {
+		require.NoError(t, os.WriteFile(cfg, []byte(`{"version": 1, "agents": {"test": {"sandbox": {"hosts": [`+hosts+`]}}}}`), 0o600))
+	}
+	check := func() (string, string) {
+		var out, errb bytes.Buffer
+		code := run([]string{"execgate", "--config", cfg, "--agent", "test", "check", "--cwd", "/home/agent/project", "--", "npm ci"}, strings.NewReader(""), &out, &errb)
+		require.Equal(t, 0, code, errb.String())
+		return out.String(), errb.String()
+	}
+	write(`"registry.npmjs.org"`)
+	out, _ := check()
+	assert.Contains(t, out, "confined: runs unasked inside the sandbox (writes the workspace; runs code; downloads through the proxy)\n")
+	assert.Contains(t, out, "network: a private loopback of its own; its downloads reach registry.npmjs.org through the proxy, nothing else outside\n")
+
+	probeLoopback = func() error { return errors.New("no user namespaces") }
+	out, _ = check()
+	assert.Contains(t, out, "needs more than the sandbox: npm ci downloads from the npm registry, over the network\n")
+	pinSandbox(t, true)
+
+	write(`"pypi.org"`)
+	out, _ = check()
+	assert.Contains(t, out, "needs more than the sandbox: npm ci downloads from the npm registry, over the network\n")
+}

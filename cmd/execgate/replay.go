@@ -150,6 +150,12 @@ func newReplayJudge(ctx context.Context, g *globals) (*replay.Judge, error) {
 			}
 			return req
 		},
+		Hosts: func(agent string) []string {
+			if cfg == nil {
+				return nil // unusable: everything is refused
+			}
+			return cfg.SandboxFor(agent, home).Hosts
+		},
 		Refusal: refusal,
 	}, nil
 }
