@@ -269,9 +269,9 @@ func (s *scanner) dir(rel string, rules *ignoreRules, node *dirNode) error {
 			return fmt.Errorf("%w: more than %d paths in %s", ErrTooLarge, s.limits.Entries, s.root)
 		}
 		e := Entry{
-			Path: p, Mode: st.Mode & 0o7777,
+			Path: p, Mode: uint32(st.Mode) & 0o7777, // uint16 on darwin
 			Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(),
-			Ino: st.Ino, Dev: st.Dev,
+			Ino: st.Ino, Dev: uint64(st.Dev), // int32 on darwin
 		}
 		e.Racy = s.start-e.Mtime < int64(racyWindow) || s.start-e.Ctime < int64(racyWindow)
 		var sub *dirNode

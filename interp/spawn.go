@@ -34,7 +34,7 @@ func startChild(o *Options, stdout, stderr *os.File, grace time.Duration) (child
 		return nil, errors.New("confinement is not supported on this system")
 	}
 	cmd := &exec.Cmd{Path: o.Shell, Args: o.Argv, Env: o.Env, Dir: o.Dir, Stdin: o.Stdin}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = deathSignal()
 	// Only a non-file Stdin needs copying; bound the wait for that copy so
 	// a background job holding the pipe cannot stall Wait.
 	cmd.WaitDelay = grace

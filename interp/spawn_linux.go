@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// deathSignal is the child's process attributes: SIGKILL when the thread
+// that started it dies (see Run on orphans).
+func deathSignal() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
+
 // spawn starts the shell with a bare fork and exec, and waits for it on a
 // pidfd through the runtime's poller. os/exec would do the same work with
 // more around it, all of it paid by every command the shim runs: a probe

@@ -37,8 +37,10 @@ const HelperArg = "__execgate-sandbox-netns"
 
 // Options say how a confinement is made.
 type Options struct {
-	Helper string
-	Group  *Group
+	Helper   string
+	OnProxy  func(*os.File)
+	Enclosed bool
+	Group    *Group
 }
 
 // PrepareWith fails: this system cannot confine.

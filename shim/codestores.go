@@ -4,9 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
-	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // codeStores are caches that hold code other projects build or run later,
@@ -60,15 +57,7 @@ func confinedGoCache(getenv func(string) string, cache, key string) string {
 // wrote (a planted compiled package) must not be linked into the second
 // one's binaries.
 func workspaceCacheKey(ws string) string {
-	id := ws
-	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, ws, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &st); err == nil {
-		id += "\x00" + strconv.FormatUint(st.Ino, 10)
-		if st.Mask&unix.STATX_BTIME != 0 {
-			id += "\x00" + strconv.FormatInt(st.Btime.Sec, 10) + "." + strconv.FormatUint(uint64(st.Btime.Nsec), 10)
-		}
-	}
-	sum := sha256.Sum256([]byte(id))
+	sum := sha256.Sum256([]byte(ws + dirIdentity(ws)))
 	return hex.EncodeToString(sum[:8])
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
@@ -71,17 +70,6 @@ func (s *session) enclosed(home string) bool {
 		return false
 	}
 	return errors.Is(err, fs.ErrPermission) && noNewPrivs() && unixSocketsRefused()
-}
-
-// unixSocketsRefused reports whether socket(AF_UNIX) fails with EACCES,
-// as execgate's seccomp filter makes it fail for a confined command.
-func unixSocketsRefused() bool {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err == nil {
-		syscall.Close(fd)
-		return false
-	}
-	return errors.Is(err, syscall.EACCES)
 }
 
 // runsEnclosed reports whether res, which would ask, runs in place

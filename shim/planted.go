@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/execgate/execgate/internal/state"
 )
 
@@ -90,12 +92,13 @@ func snapshotCode(ws string, extra []string) codeSnapshot {
 // identify returns p's identity, without following a final link (a link
 // planted in place of a hook is a change too); false when p is missing.
 func identify(p string) (fileID, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
 		return fileID{}, false
 	}
-	id := fileID{Mode: st.Mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino}
-	if st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size <= maxHashed {
+	mode := uint32(st.Mode) // uint16 on darwin
+	id := fileID{Mode: mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino)}
+	if mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxHashed {
 		if f, err := state.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
 			h := sha256.New()
 			_, err := io.Copy(h, io.LimitReader(f, maxHashed+1))
