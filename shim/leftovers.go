@@ -166,7 +166,7 @@ func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal
 			if holders[0].pid != 0 {
 				who = fmt.Sprintf(" (pid %d)", holders[0].pid)
 			}
-			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined%s; confined commands that run code wait until it ends, %s at most\n", who, holdMax)
+			fmt.Fprintf(s.o.Stderr, "execgate: waiting: a command runs unconfined%s; confined commands that run code wait until it ends, %s at most\n", who, s.waitLeft())
 			told = true
 		}
 		select {
@@ -178,6 +178,16 @@ func (s *session) waitHeld(ctx context.Context, g *sandbox.Group) syscall.Signal
 			return sig
 		}
 	}
+}
+
+// waitLeft is how long a confined command may still wait for the holds
+// seen last (holders): the latest end of one, rounded up to a second;
+// the longest a hold lasts when none was read (the lock stayed busy).
+func (s *session) waitLeft() time.Duration {
+	if s.heldUntil.IsZero() {
+		return s.holdFor()
+	}
+	return max(time.Until(s.heldUntil), 0).Truncate(time.Second) + time.Second
 }
 
 // foreignHolder reports whether one of holders is not among anc, the
@@ -310,6 +320,9 @@ func (s *session) holders() []procID {
 			os.Remove(path)
 		case time.Now().UnixNano() < until:
 			out = append(out, want)
+			if t := time.Unix(0, until); t.After(s.heldUntil) {
+				s.heldUntil = t
+			}
 		}
 	}
 	return out

@@ -282,3 +282,21 @@ func FuzzParseStat(f *testing.F) {
 		}
 	})
 }
+
+// The waiting line names how long the hold it waits for may still last,
+// not the longest any hold lasts: a hold taken 20 s ago leaves 10.
+func TestWaitLeftNamesTheRest(t *testing.T) {
+	w := newConfinedWorld(t)
+	s := worldSession(w)
+	assert.Equal(t, holdMax, s.waitLeft(), "nothing read yet: the longest a hold lasts")
+	dir, err := s.holderDir()
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	_, self, ok := statOf(os.Getpid())
+	require.True(t, ok)
+	until := time.Now().Add(9500 * time.Millisecond).UnixNano()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, strconv.Itoa(self.pid)),
+		[]byte(self.String()+" "+strconv.FormatInt(until, 10)), 0o600))
+	require.Equal(t, []procID{self}, s.holders())
+	assert.Equal(t, 10*time.Second, s.waitLeft())
+}

@@ -144,6 +144,9 @@ type session struct {
 	credentials bool
 	// sandbox is what this machine can confine, probed on first use.
 	sandbox *sandbox.Status
+	// heldUntil is the latest end of the holds of unconfined commands
+	// read last (holders), for the waiting line.
+	heldUntil time.Time
 	// loopbackOK says whether a confined command gets a private network
 	// here, probed on first use (loopbackHere).
 	loopbackOK *bool
