@@ -44,6 +44,11 @@ type Needs struct {
 	// Destroys lists the work it would destroy that nothing could bring
 	// back (WorkLoss), one reason each; each is in Beyond too.
 	Destroys []string `json:"destroys,omitempty"`
+	// Undoable lists the scratch files it deletes or replaces, which the
+	// checkpoint taken before it must keep (WorkLossOf), one reason each:
+	// not in Beyond, but a command may run so only once that checkpoint
+	// holds them.
+	Undoable []string `json:"undoable,omitempty"`
 	// Downloads lists its downloads from a public registry that could
 	// run confined, reaching the registry through the shim's proxy
 	// (confinedFetches); each reason is in Beyond too, until WithHosts

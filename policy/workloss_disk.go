@@ -30,6 +30,51 @@ const WorkLossTimeout = 3 * time.Second
 // uncommitted.
 // getenv is the user's environment (for XDG_CONFIG_HOME only).
 func WorkLoss(ctx context.Context, res Result, cwd, home string, getenv func(string) string) []string {
+	w := WorkLossOf(ctx, res, cwd, home, getenv, time.Now())
+	why := slices.Clone(w.Ask)
+	for _, u := range w.Undoable {
+		why = append(why, u.Reason)
+	}
+	return why
+}
+
+// WorkLosses is what a command would destroy that git does not hold.
+type WorkLosses struct {
+	// Ask lists what nothing but a person's yes may destroy, one reason
+	// each.
+	Ask []string
+	// Undoable lists the scratch files it deletes or replaces (see
+	// scratchFile): files the task made, which the checkpoint taken right
+	// before the command keeps, and execgate undo brings back.
+	Undoable []Undoable
+}
+
+// Undoable is a scratch file a command deletes or replaces.
+type Undoable struct {
+	// Path is the file, absolute.
+	Path string
+	// Reason says what it destroys and what brings it back.
+	Reason string
+}
+
+// Bounds on what counts as a scratch file (scratchFile).
+const (
+	// ScratchAge is how recently it was made: within an agent's task.
+	ScratchAge = 12 * time.Hour
+	// scratchBytes is the largest: a reproduction script, a log.
+	scratchBytes = 1 << 20
+	// maxScratch is the most one command may destroy unasked.
+	maxScratch = 5
+)
+
+// WorkLossOf is WorkLoss, with the scratch files apart: a file the command
+// names itself (not a tree, a pattern or a path only known at run time),
+// untracked, small, and made within ScratchAge before now, as an agent's
+// reproduction script is. Asking before `rm repro.py` protects nothing the
+// checkpoint before it does not (a confined python3 -c could delete it
+// unasked anyway); a user's older untracked file, a tree or a modified
+// tracked file still asks.
+func WorkLossOf(ctx context.Context, res Result, cwd, home string, getenv func(string) string, now time.Time) WorkLosses {
 	var losses []Loss
 	unknown, tree := false, false
 	for _, seg := range res.Segments {
@@ -40,23 +85,23 @@ func WorkLoss(ctx context.Context, res Result, cwd, home string, getenv func(str
 		}
 	}
 	if len(losses) == 0 && !unknown {
-		return nil
+		return WorkLosses{}
 	}
 	env := gitEnv(home, getenv)
 	cfg, err := gitconfig.Load(gitconfig.Options{Dir: cwd, Getenv: func(k string) string { return env[k] }, Home: home})
 	if err == nil && cfg.Repo.WorkTree == "" && cfg.Repo.GitDir == "" {
 		// No git workspace: a deleted tree is gone.
 		if tree || unknown {
-			return []string{"deletes a directory tree outside a git workspace: nothing could restore it"}
+			return asks("deletes a directory tree outside a git workspace: nothing could restore it")
 		}
-		return nil
+		return WorkLosses{}
 	}
 	if err != nil {
-		return []string{"deletes or replaces files, and what git holds of them cannot be known: " + oneLine(err.Error())}
+		return asks("deletes or replaces files, and what git holds of them cannot be known: " + oneLine(err.Error()))
 	}
 	top := cfg.Repo.WorkTree
 	if top == "" {
-		return []string{"deletes or replaces files in a repository without a work tree"}
+		return asks("deletes or replaces files in a repository without a work tree")
 	}
 	if real, err := filepath.EvalSymlinks(top); err == nil {
 		top = real // the losses' paths are resolved on disk
@@ -72,40 +117,79 @@ func WorkLoss(ctx context.Context, res Result, cwd, home string, getenv func(str
 		}
 	}
 	if len(why) > 0 {
-		return why
+		return WorkLosses{Ask: why}
 	}
 	if !unknown && !slices.ContainsFunc(losses, func(l Loss) bool { return inside(l.Path, top) }) {
-		return nil // nothing of the workspace (a scratch file, /dev/null)
+		return WorkLosses{} // nothing of the workspace (a scratch file, /dev/null)
 	}
 	found, err := cfg.Programs(gitconfig.Invocation{Sub: "status", ReadOnly: true})
 	if err == nil && len(found) > 0 {
 		err = fmt.Errorf("git status would run %s", found[0])
 	}
-	var dirty []string
+	var dirty []dirtyPath
 	if err == nil {
 		dirty, err = uncommitted(ctx, top, env)
 	}
 	if err != nil {
-		return []string{"deletes or replaces files of a git workspace, and which of them git does not hold cannot be known: " + oneLine(err.Error())}
+		return asks("deletes or replaces files of a git workspace, and which of them git does not hold cannot be known: " + oneLine(err.Error()))
 	}
 	if len(dirty) == 0 {
-		return nil // everything is committed or ignored: all of it comes back
+		return WorkLosses{} // everything is committed or ignored: all of it comes back
 	}
 	if unknown {
-		why = append(why, fmt.Sprintf("deletes or replaces files only known at run time, in a git workspace with work not committed (%s)", dirty[0]))
+		why = append(why, fmt.Sprintf("deletes or replaces files only known at run time, in a git workspace with work not committed (%s)", dirty[0].path))
 	}
+	var undo []Undoable
 	for _, l := range losses {
 		if !inside(l.Path, top) {
 			continue // outside the workspace: judged as a write elsewhere
 		}
 		for _, d := range dirty {
-			if lossHits(l, path.Join(top, d)) {
-				why = append(why, fmt.Sprintf("deletes or replaces %s, which git does not hold in a commit (%s)", d, l.Path))
-				break
+			p := path.Join(top, d.path)
+			if !lossHits(l, p) {
+				continue
 			}
+			if age, ok := scratchFile(l, p, d, now); ok && len(undo) < maxScratch && !slices.ContainsFunc(undo, func(u Undoable) bool { return u.Path == p }) {
+				undo = append(undo, Undoable{Path: p, Reason: fmt.Sprintf("deletes or replaces %s, made %s ago and not in git: the checkpoint before it keeps it (execgate undo)", d.path, roundAge(age))})
+			} else {
+				why = append(why, fmt.Sprintf("deletes or replaces %s, which git does not hold in a commit (%s)", d.path, l.Path))
+			}
+			break
 		}
 	}
-	return why
+	return WorkLosses{Ask: why, Undoable: undo}
+}
+
+// asks is the WorkLosses of one reason to ask.
+func asks(why string) WorkLosses { return WorkLosses{Ask: []string{why}} }
+
+// scratchFile reports whether the loss l of the uncommitted path p (d)
+// destroys only a scratch file: l names p itself (no tree, no pattern),
+// git lists it untracked, and it is a regular file of at most
+// scratchBytes made less than ScratchAge before now (its birth time, which
+// a later write or touch does not change); and how old it is. Where the
+// file system keeps no birth time, nothing is scratch.
+func scratchFile(l Loss, p string, d dirtyPath, now time.Time) (time.Duration, bool) {
+	if l.Tree || l.Pattern || l.Path != p || !d.untracked {
+		return 0, false
+	}
+	born, size, ok := fileBirth(p)
+	if !ok || size > scratchBytes {
+		return 0, false
+	}
+	age := now.Sub(born)
+	return age, age >= 0 && age < ScratchAge
+}
+
+// roundAge says age as a person would: seconds, minutes or hours.
+func roundAge(age time.Duration) string {
+	switch {
+	case age < time.Minute:
+		return age.Truncate(time.Second).String()
+	case age < time.Hour:
+		return age.Truncate(time.Minute).String()
+	}
+	return age.Truncate(time.Hour).String()
 }
 
 // gitEnv is the environment git runs in for the look: nothing of the
@@ -129,7 +213,7 @@ func gitEnv(home string, getenv func(string) string) map[string]string {
 // that git does not hold in a commit: untracked and not ignored, or
 // changed against the index or HEAD. Ignored files and clean tracked ones
 // are not listed: both come back.
-func uncommitted(ctx context.Context, top string, env map[string]string) ([]string, error) {
+func uncommitted(ctx context.Context, top string, env map[string]string) ([]dirtyPath, error) {
 	// The system's git, never the agent's PATH, which may lead to a
 	// program of the workspace's.
 	programs := [...]string{"/usr/bin/git", "/bin/git", "/usr/local/bin/git", "/opt/homebrew/bin/git"}
@@ -163,15 +247,35 @@ func uncommitted(ctx context.Context, top string, env map[string]string) ([]stri
 		}
 		return nil, fmt.Errorf("git status: %v: %s", err, oneLine(strings.TrimSpace(stderr.String())))
 	}
-	return parsePorcelainZ(out.Bytes())
+	return parsePorcelainStatus(out.Bytes())
 }
 
-// parsePorcelainZ reads `git status --porcelain=v1 -z`: "XY PATH\0", and
-// for a rename or copy "XY NEW\0OLD\0". It lists every path with work
-// git does not hold, except files deleted from the work tree (nothing
-// left there to lose).
+// dirtyPath is a path git does not hold in a commit.
+type dirtyPath struct {
+	path string
+	// untracked: git has never held it (status ??).
+	untracked bool
+}
+
+// parsePorcelainZ is parsePorcelainStatus's paths.
 func parsePorcelainZ(b []byte) ([]string, error) {
-	var out []string
+	dirty, err := parsePorcelainStatus(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(dirty))
+	for i, d := range dirty {
+		out[i] = d.path
+	}
+	return out, nil
+}
+
+// parsePorcelainStatus reads `git status --porcelain=v1 -z`: "XY PATH\0",
+// and for a rename or copy "XY NEW\0OLD\0". It lists every path with
+// work git does not hold, except files deleted from the work tree
+// (nothing left there to lose).
+func parsePorcelainStatus(b []byte) ([]dirtyPath, error) {
+	var out []dirtyPath
 	fields := bytes.Split(b, []byte{0})
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
@@ -188,7 +292,7 @@ func parsePorcelainZ(b []byte) ([]string, error) {
 		if y == 'D' || x == 'D' && y == ' ' || x == '!' {
 			continue
 		}
-		out = append(out, strings.TrimSuffix(p, "/"))
+		out = append(out, dirtyPath{path: strings.TrimSuffix(p, "/"), untracked: x == '?' && y == '?'})
 	}
 	return out, nil
 }

@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,4 +221,52 @@ func TestWorkLossIgnoresOutside(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	assert.Empty(t, WorkLoss(ctx, res, ws, home, nil))
+}
+
+// TestScratchFiles: of what git does not hold, only a file the command
+// names itself, untracked, regular, small and made within ScratchAge is a
+// scratch file the checkpoint brings back; everything else asks. At most
+// maxScratch per command.
+func TestScratchFiles(t *testing.T) {
+	e := testEngine(t)
+	ws, home := lossRepo(t)
+	write := func(name string, size int) {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), make([]byte, size), 0o600))
+	}
+	write("repro.py", 10)
+	write("big.log", scratchBytes+1)
+	for i := range maxScratch + 1 {
+		write("s"+strconv.Itoa(i)+".txt", 1)
+	}
+	require.NoError(t, os.Symlink("clean.txt", filepath.Join(ws, "link")))
+	of := func(command string, now time.Time) WorkLosses {
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home})
+		return WorkLossOf(context.Background(), res, ws, home, nil, now)
+	}
+	now := time.Now()
+	w := of("rm repro.py", now)
+	assert.Empty(t, w.Ask)
+	require.Len(t, w.Undoable, 1)
+	assert.Equal(t, filepath.Join(ws, "repro.py"), w.Undoable[0].Path)
+	assert.Contains(t, w.Undoable[0].Reason, "deletes or replaces repro.py, made ")
+	assert.Equal(t, []string{w.Undoable[0].Reason}, WorkLoss(context.Background(), e.Evaluate(Request{Command: "rm repro.py", Cwd: ws, Home: home}), ws, home, nil),
+		"WorkLoss still names it")
+
+	for _, command := range []string{
+		"rm u/notes.md",                  // untracked, but of an older date (below)
+		"rm big.log",                     // too large
+		"echo x > mod.txt", "rm mod.txt", // a tracked file's changes
+		"rm -rf u", "rm -f *.py", "rm link", "rm -r repro.py",
+	} {
+		at := now
+		if command == "rm u/notes.md" {
+			at = now.Add(ScratchAge + time.Minute)
+		}
+		w := of(command, at)
+		assert.Empty(t, w.Undoable, command)
+		assert.NotEmpty(t, w.Ask, command)
+	}
+	w = of("rm s0.txt s1.txt s2.txt s3.txt s4.txt s5.txt", now)
+	assert.Len(t, w.Undoable, maxScratch)
+	assert.Len(t, w.Ask, 1, "the sixth asks")
 }

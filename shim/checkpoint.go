@@ -31,6 +31,10 @@ const checkpointWait = 10 * time.Second
 // exit status when the command must not run.
 func (s *session) checkpointFirst(ctx context.Context, req policy.Request, res policy.Result, configPath string) (int, bool) {
 	err := s.checkpointIfWrites(ctx, req, res)
+	if err == nil && s.ev.DecidedBy == ByConfined {
+		// Unasked only because the checkpoint keeps what it deletes.
+		err = s.scratchKept()
+	}
 	if err == nil {
 		return 0, false
 	}
@@ -137,6 +141,25 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	// Redacted as the audit log's copy is.
-	_, err = st.Take(ctx, redact.String(s.ev.Command), s.ev.ID)
+	info, err := st.Take(ctx, redact.String(s.ev.Command), s.ev.ID)
+	if err == nil {
+		s.taken = info
+	}
 	return err
+}
+
+// scratchKept says why the scratch files a command runs confined to
+// delete (session.scratch) would not come back: no checkpoint of this
+// shim's own was taken before it, or the one taken did not keep every
+// file of the workspace. nil when they would.
+func (s *session) scratchKept() error {
+	switch {
+	case len(s.scratch) == 0:
+		return nil
+	case s.taken == nil:
+		return fmt.Errorf("it deletes %s, which git does not hold, and no checkpoint of its own was taken", s.scratch[0])
+	case s.taken.NotKept > 0:
+		return fmt.Errorf("it deletes %s, which git does not hold, and the checkpoint could not keep %d of the workspace's files", s.scratch[0], s.taken.NotKept)
+	}
+	return nil
 }

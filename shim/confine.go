@@ -58,8 +58,14 @@ func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Re
 		n.Beyond = append(n.Beyond, "asks to run outside the sandbox ("+unconfineVar+"=off)")
 	}
 	if n.Within() && res.Decision != policy.Allow && s.sandboxStatus().Supported() {
-		n.Destroys = policy.WorkLoss(ctx, res, req.Cwd, req.Home, s.getenv)
+		w := policy.WorkLossOf(ctx, res, req.Cwd, req.Home, s.getenv, s.now())
+		n.Destroys = w.Ask
 		n.Beyond = append(n.Beyond, n.Destroys...)
+		s.scratch = s.scratch[:0]
+		for _, u := range w.Undoable {
+			n.Undoable = append(n.Undoable, u.Reason)
+			s.scratch = append(s.scratch, u.Path)
+		}
 	}
 	return n
 }

@@ -27,6 +27,7 @@ type confinedWorld struct {
 	approve  bool     // a person approves once, rather than nobody to ask
 	reasons  []string // what the last question showed
 	holdMax  time.Duration
+	later    time.Duration // the shim's clock runs this far ahead
 }
 
 func newConfinedWorld(t *testing.T) *confinedWorld {
@@ -93,6 +94,7 @@ func (w *confinedWorld) run(t *testing.T, program string, extraEnv ...string) (i
 			return prompt.Answer{}, prompt.ErrUnavailable
 		}),
 		HoldMax: w.holdMax,
+		Now:     func() time.Time { return time.Now().Add(w.later) },
 	})
 	stdout.Close()
 	stderr.Close()

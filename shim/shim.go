@@ -24,6 +24,7 @@ import (
 	"golang.org/x/term"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/checkpoint"
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
@@ -144,6 +145,12 @@ type session struct {
 	credentials bool
 	// sandbox is what this machine can confine, probed on first use.
 	sandbox *sandbox.Status
+	// taken is the checkpoint this shim took before its command, if any.
+	taken *checkpoint.Info
+	// scratch lists the scratch files the command judged last deletes or
+	// replaces unasked (policy.WorkLossOf): the checkpoint before it must
+	// keep them (checkpointFirst).
+	scratch []string
 	// heldUntil is the latest end of the holds of unconfined commands
 	// read last (holders), for the waiting line.
 	heldUntil time.Time
@@ -380,6 +387,9 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	// How it would run, if allowed: decided before anyone is asked, so
 	// that an approval grants what the person was shown.
 	needs := s.needsOf(ctx, req, res)
+	// What it destroys that only the checkpoint before it brings back:
+	// said in its record.
+	res.Reasons = append(res.Reasons, needs.Undoable...)
 	switch {
 	case len(needs.Destroys) > 0:
 		// Why it asks although it would otherwise run confined: the

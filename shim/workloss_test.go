@@ -1,15 +1,19 @@
 package shim
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/execgate/execgate/checkpoint"
+	"github.com/execgate/execgate/policy"
 	"github.com/execgate/execgate/sandbox"
 )
 
@@ -89,6 +93,9 @@ func TestDestroyingUncommittedWorkAsks(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.program, func(t *testing.T) {
 			w := gitWorld(t)
+			// Every file is older than a task: a scratch file of the
+			// task's own is TestScratchFileOfTheTaskRunsConfined's.
+			w.later = policy.ScratchAge + time.Minute
 			var before []byte
 			if c.file != "" {
 				var err error
@@ -139,4 +146,49 @@ func TestRecursiveDeleteOutsideGitAsks(t *testing.T) {
 	assert.Equal(t, 1, w.asked, errOut)
 	assert.Equal(t, 0, status, errOut)
 	assert.NoFileExists(t, filepath.Join(plain, "g"))
+}
+
+// A scratch file the task made (untracked, small, made moments ago) is
+// deleted or replaced confined, unasked: the checkpoint taken right before
+// keeps it, the record says so, and execgate undo brings it back. The same
+// command on a file older than ScratchAge, on a modified tracked file, on a
+// tree or through a pattern asks (TestDestroyingUncommittedWorkAsks).
+func TestScratchFileOfTheTaskRunsConfined(t *testing.T) {
+	for _, program := range []string{"rm src/new.py", "cd src && rm -f new.py", "printf x | tee src/new.py", "echo y > src/new.py"} {
+		t.Run(program, func(t *testing.T) {
+			w := gitWorld(t)
+			status, _, errOut := w.run(t, program)
+			require.Equal(t, 0, status, errOut)
+			assert.Equal(t, 0, w.asked, errOut)
+			after, _ := os.ReadFile(filepath.Join(w.ws, "src", "new.py"))
+			assert.NotEqual(t, "new\n", string(after), "it ran")
+			rec := w.lastRecord(t)
+			assert.Equal(t, ByConfined, rec.DecidedBy)
+			assert.Contains(t, strings.Join(rec.Reasons, "\n"), "deletes or replaces src/new.py, made ")
+
+			infos, err := checkpoint.Recent(w.env["XDG_STATE_HOME"]+"/execgate", 1)
+			require.NoError(t, err)
+			require.Len(t, infos, 1)
+			_, err = checkpoint.UndoIn(context.Background(), w.env["XDG_STATE_HOME"]+"/execgate", infos[0].Root, infos[0].Seq, false)
+			require.NoError(t, err)
+			back, err := os.ReadFile(filepath.Join(w.ws, "src", "new.py"))
+			require.NoError(t, err)
+			assert.Equal(t, "new\n", string(back), "undo brings it back")
+		})
+	}
+}
+
+// A checkpoint that cannot keep every file (one over its size limit) cannot
+// promise the scratch file back: the deletion asks.
+func TestScratchFileAsksWhenTheCheckpointCannotKeepIt(t *testing.T) {
+	w := gitWorld(t)
+	big, err := os.Create(filepath.Join(w.ws, "data.bin"))
+	require.NoError(t, err)
+	require.NoError(t, big.Truncate(checkpoint.DefaultLimits().FileBytes+1))
+	require.NoError(t, big.Close())
+	status, _, errOut := w.run(t, "rm src/new.py")
+	assert.NotEqual(t, 0, status)
+	assert.Equal(t, 1, w.asked, errOut)
+	assert.Contains(t, strings.Join(w.reasons, "\n"), "could not keep 1 of the workspace's files")
+	assert.FileExists(t, filepath.Join(w.ws, "src", "new.py"))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/execgate/execgate/config"
 	"github.com/execgate/execgate/policy"
@@ -99,8 +100,12 @@ func confinementOf(c *checker, res *policy.Result, getenv func(string) string) c
 		n = n.WithHosts(c.extra.Hosts, getenv)
 	}
 	if n.Within() && res.Decision != policy.Allow && st.Supported() {
-		n.Destroys = policy.WorkLoss(context.Background(), *res, c.base.Cwd, c.base.Home, getenv)
+		w := policy.WorkLossOf(context.Background(), *res, c.base.Cwd, c.base.Home, getenv, time.Now())
+		n.Destroys = w.Ask
 		n.Beyond = append(n.Beyond, n.Destroys...)
+		for _, u := range w.Undoable {
+			n.Undoable = append(n.Undoable, u.Reason)
+		}
 	}
 	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra, Loopback: c.loopbackOf(n, st), Leftovers: c.leftoversOf(n, st)}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
@@ -123,6 +128,11 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 		fmt.Fprintf(w, "needs more than the sandbox: %s\n", cj.Needs.Beyond[0])
 	default:
 		fmt.Fprintf(w, "runs confined (%s)\n", cj.Needs.Summary())
+	}
+	if cj.Confined {
+		for _, u := range cj.Needs.Undoable {
+			fmt.Fprintf(w, "undo: %s\n", u)
+		}
 	}
 	switch {
 	case cj.Loopback == "private" && cj.Needs.Proxied:
