@@ -257,8 +257,10 @@ func fetchOf(argv []string) (what, key string, ok bool) {
 	}
 	prog := path.Base(argv[0])
 	args := argv[1:]
-	if strings.HasPrefix(prog, "python") && len(args) >= 2 && args[0] == "-m" {
-		prog, args = args[1], args[2:]
+	if strings.HasPrefix(prog, "python") {
+		if module, rest, ok := pythonModule(args); ok {
+			prog, args = module, rest // python3 -I -m pip install, -mpip
+		}
 	}
 	if strings.HasPrefix(prog, "pip3.") {
 		prog = "pip3" // pip3.12
@@ -285,4 +287,45 @@ func fetchOf(argv []string) (what, key string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// pythonModule reads the interpreter's options before -m in args (the
+// arguments of python): the module it runs and the module's arguments.
+// Python takes options as getopt does, so -m may come after others, be
+// joined to them or to its value (python3 -I -m pip, -Im pip, -mpip, -W
+// ignore -m pip: https://docs.python.org/3/using/cmdline.html). Not ok
+// for a script, -c, or an option it does not know.
+func pythonModule(args []string) (module string, rest []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--check-hash-based-pycs" {
+			i++
+			continue
+		}
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+			return "", nil, false // a script, stdin, --, --help
+		}
+	letters:
+		for j := 1; j < len(a); j++ {
+			switch c := a[j]; {
+			case c == 'm':
+				if j+1 < len(a) {
+					return a[j+1:], args[i+1:], true
+				}
+				if i+1 < len(args) {
+					return args[i+1], args[i+2:], true
+				}
+				return "", nil, false
+			case c == 'W' || c == 'X':
+				if j+1 == len(a) {
+					i++ // its value is the next word
+				}
+				break letters
+			case strings.IndexByte("bBdEhiIOPqRsSuvVx", c) >= 0:
+			default:
+				return "", nil, false // -c, or one it does not know
+			}
+		}
+	}
+	return "", nil, false
 }
