@@ -52,21 +52,34 @@ var fetchers = table[string]{
 	{"mamba create", "its channels"},
 	{"mamba install", "its channels"},
 	{"mamba update", "its channels"},
-	{"npm add", "the npm registry"}, // https://docs.npmjs.com/cli/commands
+	// npm's commands by the name npm runs (npmCommand: npm i is npm
+	// install): https://docs.npmjs.com/cli/commands. Those that act on the
+	// registry as the user are uploads, as publish is.
+	{"npm access", "the npm registry"},
+	{"npm adduser", "the npm registry"},
 	{"npm audit", "the npm registry"},
 	{"npm ci", "the npm registry"},
-	{"npm clean-install", "the npm registry"},
-	{"npm i", "the npm registry"},
+	{"npm dedupe", "the npm registry"},
+	{"npm deprecate", "the npm registry"},
+	{"npm dist-tag", "the npm registry"},
 	{"npm install", "the npm registry"},
 	{"npm install-ci-test", "the npm registry"},
 	{"npm install-test", "the npm registry"},
-	{"npm it", "the npm registry"},
+	{"npm login", "the npm registry"},
+	{"npm logout", "the npm registry"},
+	{"npm org", "the npm registry"},
 	{"npm outdated", "the npm registry"},
+	{"npm owner", "the npm registry"},
+	{"npm profile", "the npm registry"},
 	{"npm publish", "the npm registry"},
+	{"npm star", "the npm registry"},
+	{"npm team", "the npm registry"},
+	{"npm token", "the npm registry"},
+	{"npm trust", "the npm registry"},
+	{"npm undeprecate", "the npm registry"},
 	{"npm unpublish", "the npm registry"},
-	{"npm up", "the npm registry"},
+	{"npm unstar", "the npm registry"},
 	{"npm update", "the npm registry"},
-	{"npm upgrade", "the npm registry"},
 	{"pip download", "the package index"}, // https://pip.pypa.io/en/stable/cli/
 	{"pip install", "the package index"},
 	{"pip3 download", "the package index"},
@@ -124,19 +137,14 @@ var (
 // user's or the global site: see shim.codeStores) — confined, those
 // could only fail. Sorted.
 var confinedFetches = table[[]string]{
-	{"npm add", npmHosts},
 	{"npm audit", npmHosts}, // sends the dependency tree, reads advisories
 	{"npm ci", npmHosts},
-	{"npm clean-install", npmHosts},
-	{"npm i", npmHosts},
+	{"npm dedupe", npmHosts},
 	{"npm install", npmHosts},
 	{"npm install-ci-test", npmHosts},
 	{"npm install-test", npmHosts},
-	{"npm it", npmHosts},
 	{"npm outdated", npmHosts},
-	{"npm up", npmHosts},
 	{"npm update", npmHosts},
-	{"npm upgrade", npmHosts},
 	{"pip download", pypiHosts},
 	{"pip install", pypiHosts},
 	{"pip3 download", pypiHosts},
@@ -275,6 +283,11 @@ func fetchOf(argv []string) (what, key string, ok bool) {
 		}
 		if !isOption(a) && len(words) < 2 {
 			words = append(words, a)
+		}
+	}
+	if prog == "npm" && len(words) > 0 {
+		if cmd := npmCommand(words[0]); cmd != "" {
+			words[0] = cmd // npm pub, npm inst, npm cit
 		}
 	}
 	if what, ok := fetchers.lookup(prog); ok && (prog != "yarn" || len(words) == 0) {

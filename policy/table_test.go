@@ -96,7 +96,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
 		// the kernel sandbox (issue 24)
 		"ruleNeeds": tableKeys(ruleNeeds), "hostServices": tableKeys(hostServices), "lossPrograms": tableKeys(lossPrograms),
-		"fetchers": tableKeys(fetchers), "confinedFetches": tableKeys(confinedFetches),
+		"fetchers": tableKeys(fetchers), "confinedFetches": tableKeys(confinedFetches), "npmCommands": tableKeys(npmCommands),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
