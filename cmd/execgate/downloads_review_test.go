@@ -102,7 +102,7 @@ func npmShimEnv(t *testing.T, r *npmBinRegistry) *shimEnv {
 	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org", "`+r.addr+`"]}}}}`)
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "package.json"), []byte(`{"name": "ws", "version": "1.0.0"}`), 0o644))
 	e.env = append(e.env, "npm_config_registry=http://"+r.addr+"/", "npm_config_audit=false", "npm_config_fund=false",
-		"npm_config_update_notifier=false", "PATH=/usr/bin:/bin", "NPM_TOKEN=npm_canary")
+		"npm_config_update_notifier=false", "PATH=/usr/bin:/bin")
 	return e
 }
 
@@ -119,6 +119,7 @@ func TestNpxGetsNoCacheOfItsOwn(t *testing.T) {
 	}
 	r := newNpmBinRegistry(t, hostAddr(t), "canarybin", npmCanaryScript)
 	e := npmShimEnv(t, r)
+	e.env = append(e.env, "NPM_TOKEN=npm_canary")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npx canarybin"), "")
@@ -127,4 +128,31 @@ func TestNpxGetsNoCacheOfItsOwn(t *testing.T) {
 	assert.NotContains(t, r.requests(), "GET /canarybin/-/canarybin-1.0.0.tgz ", "npx downloaded the package")
 	npx, _ := filepath.Glob(filepath.Join(e.home(), ".cache", "execgate", "npm", "*", "_npx"))
 	assert.Empty(t, npx, "npx installed into the workspace's npm cache")
+}
+
+// A registry's token in the workspace's .npmrc (gitignored beside
+// package.json, as npm's docs suggest for a project's private registry)
+// keeps npm install asking, as NPM_TOKEN in the environment does: what
+// it installs runs confined but may read the workspace, token included,
+// and publish with it through the proxy.
+func TestNpmInstallWithTokenInNpmrcAsks(t *testing.T) {
+	requireConfinement(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	r := newNpmBinRegistry(t, hostAddr(t), "canarybin", npmCanaryScript)
+	e := npmShimEnv(t, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, ".npmrc"), []byte("//"+r.addr+"/:_authToken=npm_ws_canary\n"), 0o600))
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npm install canarybin"), "")
+	assert.NotEqual(t, 0, o.status, "%+v", o)
+	assert.Contains(t, o.stderr, "execgate: denied: npm install downloads from the npm registry")
+	assert.NoDirExists(t, filepath.Join(e.work, "node_modules", "canarybin"))
+	assert.Empty(t, r.requests(), "npm reached the registry")
+	// Without the token, the same install runs confined.
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, ".npmrc"), []byte("save-exact=true\n"), 0o600))
+	o = runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npm install canarybin"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.FileExists(t, filepath.Join(e.work, "node_modules", "canarybin", "cli.js"))
 }
