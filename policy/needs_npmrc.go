@@ -98,3 +98,28 @@ func registryToken(res Result) bool {
 	}
 	return false
 }
+
+// EnvironCredentials lists the variables of environ that give npm a
+// registry's credentials as its configuration: npm reads any
+// npm_config_* variable, whatever its case, as a setting, so a token may
+// come under a name no list holds (npm_config_//registry.npmjs.org/:_authToken,
+// which a shell passes on though it cannot set it). A download with one
+// asks, as with RegistryCredentials: npm holds the token, and what it
+// installs could take it from npm's environment and publish.
+func EnvironCredentials(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if len(name) <= len("npm_config_") || !strings.EqualFold(name[:len("npm_config_")], "npm_config_") {
+			continue
+		}
+		k := strings.ToLower(name[len("npm_config_"):])
+		if i := strings.LastIndex(k, ":"); i >= 0 {
+			k = k[i+1:]
+		}
+		if npmAuthKeys.has(k) {
+			out = append(out, name)
+		}
+	}
+	return out
+}

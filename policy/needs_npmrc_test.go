@@ -63,3 +63,16 @@ func TestRegistryTokenInNpmrc(t *testing.T) {
 	assert.False(t, within("npm ci", map[string]string{"NPM_CONFIG_USERCONFIG": filepath.Join(ws, "ci.npmrc")}),
 		"a token in the user configuration the environment names")
 }
+
+// TestEnvironCredentials: npm takes any npm_config_ variable, in any
+// case, as a setting, a registry's credentials included.
+func TestEnvironCredentials(t *testing.T) {
+	for _, kv := range []string{"npm_config_//registry.npmjs.org/:_authToken=npm_x", "NPM_CONFIG_//npm.example.com/:_AUTHTOKEN=x",
+		"npm_config__auth=dXNlcjpw", "Npm_Config__authToken=x", "npm_config_//r.example/:_password=cA==", "npm_config_keyfile=/k.pem"} {
+		assert.Len(t, EnvironCredentials([]string{"HOME=/h", kv}), 1, kv)
+	}
+	for _, kv := range []string{"npm_config_registry=https://registry.npmjs.org/", "npm_config_cache=/c", "npm_config_=x",
+		"NPM_TOKEN_FILE=x", "npm_config_//registry.npmjs.org/:always-auth=true", "MY_npm_config__auth=x"} {
+		assert.Empty(t, EnvironCredentials([]string{kv}), kv)
+	}
+}

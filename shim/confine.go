@@ -49,9 +49,10 @@ func (s *session) sandboxStatus() sandbox.Status {
 // lets it write the workspace, and cannot tell what comes back.
 func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Result) policy.Needs {
 	n := policy.NeedsOf(res, req.Cwd, req.Home)
-	if len(n.Downloads) > 0 && len(s.extra.Hosts) > 0 && s.loopbackHere(req.Home) {
+	if len(n.Downloads) > 0 && len(s.extra.Hosts) > 0 && s.loopbackHere(req.Home) && len(policy.EnvironCredentials(s.o.Environ)) == 0 {
 		// The proxy to the agent's hosts is served inside the private
 		// network: where none can be made, a download could only fail.
+		// An npm token under any npm_config_ name keeps it asking.
 		n = n.WithHosts(s.extra.Hosts, s.getenv)
 	}
 	if asksUnconfined(res) {

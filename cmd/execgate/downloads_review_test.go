@@ -156,3 +156,24 @@ func TestNpmInstallWithTokenInNpmrcAsks(t *testing.T) {
 	require.Equal(t, 0, o.status, "%+v", o)
 	assert.FileExists(t, filepath.Join(e.work, "node_modules", "canarybin", "cli.js"))
 }
+
+// So does npm's token in the environment under a name of npm's
+// configuration no list of names holds (npm_config_//HOST/:_authToken,
+// which a shell cannot set but passes on): npm authenticates with it,
+// and what it installs can read it from npm's environment.
+func TestNpmInstallWithTokenInNpmConfigAsks(t *testing.T) {
+	requireConfinement(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	r := newNpmBinRegistry(t, hostAddr(t), "canarybin", npmCanaryScript)
+	e := npmShimEnv(t, r)
+	e.env = append(e.env, "npm_config_//"+r.addr+"/:_authToken=npm_env_canary")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npm install canarybin"), "")
+	assert.NotEqual(t, 0, o.status, "%+v", o)
+	assert.Contains(t, o.stderr, "execgate: denied: npm install downloads from the npm registry")
+	assert.NoDirExists(t, filepath.Join(e.work, "node_modules", "canarybin"))
+	assert.Empty(t, r.requests(), "npm reached the registry")
+}
