@@ -231,14 +231,14 @@ var elsewhereOptions = nameSet{
 // (or upload to) its registry, and names what it reaches. python -m pip
 // is pip.
 func fetches(argv []string) (what string, ok bool) {
-	what, _, ok = fetchOf(argv)
+	what, _, _, ok = fetchOf(argv)
 	return what, ok
 }
 
 // confinedFetch reports whether argv is a download that can run confined
 // through the shim's proxy (confinedFetches), and the registry's hosts.
 func confinedFetch(argv []string) (hosts []string, ok bool) {
-	_, key, ok := fetchOf(argv)
+	_, key, args, ok := fetchOf(argv)
 	if !ok {
 		return nil, false
 	}
@@ -246,25 +246,44 @@ func confinedFetch(argv []string) (hosts []string, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, a := range argv[1:] {
+	for _, a := range args {
 		if a == "--" {
 			break
 		}
 		name, _, _ := strings.Cut(a, "=")
-		if elsewhereOptions.has(name) || strings.Contains(a, "://") || strings.HasPrefix(a, "git+") {
+		if elsewhereOptions.has(name) || strings.Contains(a, "://") || strings.HasPrefix(a, "git+") ||
+			strings.ContainsAny(a, "$`") || elsewhereLetter(a) {
 			return nil, false
 		}
 	}
 	return hosts, true
 }
 
-// fetchOf is fetches, with the key of fetchers it matched.
-func fetchOf(argv []string) (what, key string, ok bool) {
+// elsewhereLetter reports whether the word a is single-letter options
+// run together (npm -gf, pip -Ut DIR, -iHOST) one of which is an
+// elsewhereOptions: npm and pip read each letter as its own option. A
+// word only known at run time ("$FLAGS", written so by the analysis)
+// is refused above: what it holds is not proven.
+func elsewhereLetter(a string) bool {
+	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		return false
+	}
+	for _, c := range a[1:] {
+		if elsewhereOptions.has("-" + string(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchOf is fetches, with the key of fetchers it matched and the
+// fetcher's arguments (pip's, not python's, in python -m pip).
+func fetchOf(argv []string) (what, key string, args []string, ok bool) {
 	if len(argv) == 0 || printsOnly(argv) {
-		return "", "", false
+		return "", "", nil, false
 	}
 	prog := path.Base(argv[0])
-	args := argv[1:]
+	args = argv[1:]
 	if strings.HasPrefix(prog, "python") {
 		if module, rest, ok := pythonModule(args); ok {
 			prog, args = module, rest // python3 -I -m pip install, -mpip
@@ -279,7 +298,7 @@ func fetchOf(argv []string) (what, key string, ok bool) {
 			break
 		}
 		if offlineFlags.has(a) || a == "--help" {
-			return "", "", false // only what is on disk, or it prints its help
+			return "", "", nil, false // only what is on disk, or it prints its help
 		}
 		if !isOption(a) && len(words) < 2 {
 			words = append(words, a)
@@ -291,15 +310,15 @@ func fetchOf(argv []string) (what, key string, ok bool) {
 		}
 	}
 	if what, ok := fetchers.lookup(prog); ok && (prog != "yarn" || len(words) == 0) {
-		return prog + " downloads from " + what, prog, true
+		return prog + " downloads from " + what, prog, args, true
 	}
 	for n := min(len(words), 2); n >= 1; n-- {
 		key := prog + " " + strings.Join(words[:n], " ")
 		if what, ok := fetchers.lookup(key); ok {
-			return key + " downloads from " + what, key, true
+			return key + " downloads from " + what, key, args, true
 		}
 	}
-	return "", "", false
+	return "", "", nil, false
 }
 
 // pythonModule reads the interpreter's options before -m in args (the

