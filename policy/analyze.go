@@ -85,6 +85,10 @@ type Segment struct {
 	// command a query of the program's own service (gh pr list), or when
 	// the command only prints its version or help.
 	networkQuery bool
+	// registryToken is set on a download that could run confined through
+	// the proxy when a file it may read there holds a registry's
+	// credentials (registryTokenFiles): it keeps asking.
+	registryToken bool
 	// decorated is set when the command does more than run its words:
 	// assignments before it or redirections on it. An exact pattern names
 	// the words only, so it cannot waive what these do (see exactCovers).

@@ -119,6 +119,7 @@ func (a *analyzer) layers(seg *Segment, name string, words []word) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s is not a known read-only program", quoteWord(words[0].shown())), Rule: "not-read-only", Coverable: true})
 	}
 	a.projectFiles(seg, name, words)
+	a.registryTokenFiles(seg, words)
 }
 
 // unwrapState says what unwrap did.

@@ -319,7 +319,7 @@ func NeedsOf(res Result, cwd, home string) Needs {
 			if what, ok := fetches(seg.Argv); ok {
 				n.Network = true
 				n.Beyond = append(n.Beyond, what+", over the network")
-				if hosts, ok := confinedFetch(seg.Argv); ok && !setsCredential(res) {
+				if hosts, ok := confinedFetch(seg.Argv); ok && !setsCredential(res) && !registryToken(res) {
 					n.Downloads = append(n.Downloads, Download{Reason: what + ", over the network", Hosts: hosts})
 				}
 			}

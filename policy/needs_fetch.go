@@ -52,21 +52,34 @@ var fetchers = table[string]{
 	{"mamba create", "its channels"},
 	{"mamba install", "its channels"},
 	{"mamba update", "its channels"},
-	{"npm add", "the npm registry"}, // https://docs.npmjs.com/cli/commands
+	// npm's commands by the name npm runs (npmCommand: npm i is npm
+	// install): https://docs.npmjs.com/cli/commands. Those that act on the
+	// registry as the user are uploads, as publish is.
+	{"npm access", "the npm registry"},
+	{"npm adduser", "the npm registry"},
 	{"npm audit", "the npm registry"},
 	{"npm ci", "the npm registry"},
-	{"npm clean-install", "the npm registry"},
-	{"npm i", "the npm registry"},
+	{"npm dedupe", "the npm registry"},
+	{"npm deprecate", "the npm registry"},
+	{"npm dist-tag", "the npm registry"},
 	{"npm install", "the npm registry"},
 	{"npm install-ci-test", "the npm registry"},
 	{"npm install-test", "the npm registry"},
-	{"npm it", "the npm registry"},
+	{"npm login", "the npm registry"},
+	{"npm logout", "the npm registry"},
+	{"npm org", "the npm registry"},
 	{"npm outdated", "the npm registry"},
+	{"npm owner", "the npm registry"},
+	{"npm profile", "the npm registry"},
 	{"npm publish", "the npm registry"},
+	{"npm star", "the npm registry"},
+	{"npm team", "the npm registry"},
+	{"npm token", "the npm registry"},
+	{"npm trust", "the npm registry"},
+	{"npm undeprecate", "the npm registry"},
 	{"npm unpublish", "the npm registry"},
-	{"npm up", "the npm registry"},
+	{"npm unstar", "the npm registry"},
 	{"npm update", "the npm registry"},
-	{"npm upgrade", "the npm registry"},
 	{"pip download", "the package index"}, // https://pip.pypa.io/en/stable/cli/
 	{"pip install", "the package index"},
 	{"pip3 download", "the package index"},
@@ -124,19 +137,14 @@ var (
 // user's or the global site: see shim.codeStores) — confined, those
 // could only fail. Sorted.
 var confinedFetches = table[[]string]{
-	{"npm add", npmHosts},
 	{"npm audit", npmHosts}, // sends the dependency tree, reads advisories
 	{"npm ci", npmHosts},
-	{"npm clean-install", npmHosts},
-	{"npm i", npmHosts},
+	{"npm dedupe", npmHosts},
 	{"npm install", npmHosts},
 	{"npm install-ci-test", npmHosts},
 	{"npm install-test", npmHosts},
-	{"npm it", npmHosts},
 	{"npm outdated", npmHosts},
-	{"npm up", npmHosts},
 	{"npm update", npmHosts},
-	{"npm upgrade", npmHosts},
 	{"pip download", pypiHosts},
 	{"pip install", pypiHosts},
 	{"pip3 download", pypiHosts},
@@ -223,14 +231,14 @@ var elsewhereOptions = nameSet{
 // (or upload to) its registry, and names what it reaches. python -m pip
 // is pip.
 func fetches(argv []string) (what string, ok bool) {
-	what, _, ok = fetchOf(argv)
+	what, _, _, ok = fetchOf(argv)
 	return what, ok
 }
 
 // confinedFetch reports whether argv is a download that can run confined
 // through the shim's proxy (confinedFetches), and the registry's hosts.
 func confinedFetch(argv []string) (hosts []string, ok bool) {
-	_, key, ok := fetchOf(argv)
+	_, key, args, ok := fetchOf(argv)
 	if !ok {
 		return nil, false
 	}
@@ -238,27 +246,48 @@ func confinedFetch(argv []string) (hosts []string, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, a := range argv[1:] {
+	for _, a := range args {
 		if a == "--" {
 			break
 		}
 		name, _, _ := strings.Cut(a, "=")
-		if elsewhereOptions.has(name) || strings.Contains(a, "://") || strings.HasPrefix(a, "git+") {
+		if elsewhereOptions.has(name) || strings.Contains(a, "://") || strings.HasPrefix(a, "git+") ||
+			strings.ContainsAny(a, "$`") || elsewhereLetter(a) {
 			return nil, false
 		}
 	}
 	return hosts, true
 }
 
-// fetchOf is fetches, with the key of fetchers it matched.
-func fetchOf(argv []string) (what, key string, ok bool) {
+// elsewhereLetter reports whether the word a is single-letter options
+// run together (npm -gf, pip -Ut DIR, -iHOST) one of which is an
+// elsewhereOptions: npm and pip read each letter as its own option. A
+// word only known at run time ("$FLAGS", written so by the analysis)
+// is refused above: what it holds is not proven.
+func elsewhereLetter(a string) bool {
+	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		return false
+	}
+	for _, c := range a[1:] {
+		if elsewhereOptions.has("-" + string(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchOf is fetches, with the key of fetchers it matched and the
+// fetcher's arguments (pip's, not python's, in python -m pip).
+func fetchOf(argv []string) (what, key string, args []string, ok bool) {
 	if len(argv) == 0 || printsOnly(argv) {
-		return "", "", false
+		return "", "", nil, false
 	}
 	prog := path.Base(argv[0])
-	args := argv[1:]
-	if strings.HasPrefix(prog, "python") && len(args) >= 2 && args[0] == "-m" {
-		prog, args = args[1], args[2:]
+	args = argv[1:]
+	if strings.HasPrefix(prog, "python") {
+		if module, rest, ok := pythonModule(args); ok {
+			prog, args = module, rest // python3 -I -m pip install, -mpip
+		}
 	}
 	if strings.HasPrefix(prog, "pip3.") {
 		prog = "pip3" // pip3.12
@@ -269,20 +298,66 @@ func fetchOf(argv []string) (what, key string, ok bool) {
 			break
 		}
 		if offlineFlags.has(a) || a == "--help" {
-			return "", "", false // only what is on disk, or it prints its help
+			return "", "", nil, false // only what is on disk, or it prints its help
 		}
 		if !isOption(a) && len(words) < 2 {
 			words = append(words, a)
 		}
 	}
+	if prog == "npm" && len(words) > 0 {
+		if cmd := npmCommand(words[0]); cmd != "" {
+			words[0] = cmd // npm pub, npm inst, npm cit
+		}
+	}
 	if what, ok := fetchers.lookup(prog); ok && (prog != "yarn" || len(words) == 0) {
-		return prog + " downloads from " + what, prog, true
+		return prog + " downloads from " + what, prog, args, true
 	}
 	for n := min(len(words), 2); n >= 1; n-- {
 		key := prog + " " + strings.Join(words[:n], " ")
 		if what, ok := fetchers.lookup(key); ok {
-			return key + " downloads from " + what, key, true
+			return key + " downloads from " + what, key, args, true
 		}
 	}
-	return "", "", false
+	return "", "", nil, false
+}
+
+// pythonModule reads the interpreter's options before -m in args (the
+// arguments of python): the module it runs and the module's arguments.
+// Python takes options as getopt does, so -m may come after others, be
+// joined to them or to its value (python3 -I -m pip, -Im pip, -mpip, -W
+// ignore -m pip: https://docs.python.org/3/using/cmdline.html). Not ok
+// for a script, -c, or an option it does not know.
+func pythonModule(args []string) (module string, rest []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--check-hash-based-pycs" {
+			i++
+			continue
+		}
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+			return "", nil, false // a script, stdin, --, --help
+		}
+	letters:
+		for j := 1; j < len(a); j++ {
+			switch c := a[j]; {
+			case c == 'm':
+				if j+1 < len(a) {
+					return a[j+1:], args[i+1:], true
+				}
+				if i+1 < len(args) {
+					return args[i+1], args[i+2:], true
+				}
+				return "", nil, false
+			case c == 'W' || c == 'X':
+				if j+1 == len(a) {
+					i++ // its value is the next word
+				}
+				break letters
+			case strings.IndexByte("bBdEhiIOPqRsSuvVx", c) >= 0:
+			default:
+				return "", nil, false // -c, or one it does not know
+			}
+		}
+	}
+	return "", nil, false
 }

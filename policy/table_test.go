@@ -80,7 +80,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
 		"treeMakers":   treeMakers, // the kernel sandbox (issue 24)
 		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
-		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "indexVars": indexVars,
+		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "indexVars": indexVars, "npmAuthKeys": npmAuthKeys,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -96,7 +96,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"linkFollowers": tableKeys(linkFollowers), "ciControlFiles": tableKeys(ciControlFiles),
 		// the kernel sandbox (issue 24)
 		"ruleNeeds": tableKeys(ruleNeeds), "hostServices": tableKeys(hostServices), "lossPrograms": tableKeys(lossPrograms),
-		"fetchers": tableKeys(fetchers), "confinedFetches": tableKeys(confinedFetches),
+		"fetchers": tableKeys(fetchers), "confinedFetches": tableKeys(confinedFetches), "npmCommands": tableKeys(npmCommands),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)

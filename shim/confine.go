@@ -49,9 +49,10 @@ func (s *session) sandboxStatus() sandbox.Status {
 // lets it write the workspace, and cannot tell what comes back.
 func (s *session) needsOf(ctx context.Context, req policy.Request, res policy.Result) policy.Needs {
 	n := policy.NeedsOf(res, req.Cwd, req.Home)
-	if len(n.Downloads) > 0 && len(s.extra.Hosts) > 0 && s.loopbackHere(req.Home) {
+	if len(n.Downloads) > 0 && len(s.extra.Hosts) > 0 && s.loopbackHere(req.Home) && len(policy.EnvironCredentials(s.o.Environ)) == 0 {
 		// The proxy to the agent's hosts is served inside the private
 		// network: where none can be made, a download could only fail.
+		// An npm token under any npm_config_ name keeps it asking.
 		n = n.WithHosts(s.extra.Hosts, s.getenv)
 	}
 	if asksUnconfined(res) {
@@ -151,7 +152,13 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 	// cannot write either.
 	g.Read = append(g.Read, req.Protected...)
 	g.Read = append(g.Read, s.ownStartupFiles(req.Home)...)
-	caches := toolchains(s.getenv, req.Home, ws, g.Proxy != "")
+	// npm's and pip's caches of the workspace's own only for a download
+	// the policy judged (n.Proxied: its registry allowed, no token in
+	// its environment): with them, any code that runs confined could
+	// install and run what it likes (npx PKG, npm inst PKG, a make
+	// target's npm install), which npm could not with the user's cache
+	// read only.
+	caches := toolchains(s.getenv, req.Home, ws, g.Proxy != "" && n.Proxied)
 	// What the environment names inside the workspace is the workspace's
 	// (an activated .venv/bin on PATH, npm_config_cache=$PWD/.npm): no
 	// grant of its own, which a link put there by an earlier confined

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -94,7 +95,7 @@ func (c *checker) privateNetwork() string {
 func confinementOf(c *checker, res *policy.Result, getenv func(string) string) confinementJSON {
 	st := probeSandbox(getenv)
 	n := policy.NeedsOf(*res, c.base.Cwd, c.base.Home)
-	if len(n.Downloads) > 0 && len(c.extra.Hosts) > 0 && st.Supported() && c.privateNetwork() == "private" {
+	if len(n.Downloads) > 0 && len(c.extra.Hosts) > 0 && st.Supported() && c.privateNetwork() == "private" && len(policy.EnvironCredentials(os.Environ())) == 0 {
 		// As the shim: the proxy to the agent's hosts lives in the
 		// private network.
 		n = n.WithHosts(c.extra.Hosts, getenv)

@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// npmAuthKeys are the settings of an .npmrc that authenticate to a
+// registry, alone or after a registry's //host/path/: prefix
+// (https://docs.npmjs.com/cli/configuring-npm/npmrc#auth-related-configuration).
+var npmAuthKeys = nameSet{"_auth", "_authtoken", "_password", "certfile", "keyfile"}
+
+// registryTokenFiles notes on seg, a download that could run confined
+// through the proxy (confinedFetch), whether a file that sandbox lets
+// it read holds a registry's credentials: the .npmrc of the directory it
+// runs in or any above (the workspace's own, a gitignored one beside
+// package.json), and npm's user and global configuration where the
+// environment names them. What it installs could read the token and
+// publish as the user, as with NPM_TOKEN in its environment
+// (RegistryCredentials); the home directory's ~/.npmrc is out of the
+// sandbox's reach. A directory only known at run time counts as one.
+func (a *analyzer) registryTokenFiles(seg *Segment, words []word) {
+	argv := make([]string, len(words))
+	for i, w := range words {
+		argv[i] = w.text
+	}
+	if _, ok := confinedFetch(argv); !ok {
+		return
+	}
+	if a.cwd == "" {
+		seg.registryToken = true
+		return
+	}
+	var files []string
+	for _, k := range []string{"npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG"} {
+		if v := a.env(k); v != "" {
+			files = append(files, a.resolveFrom(v))
+		}
+	}
+	for d := a.cwd; d != ""; d = parentDir(d) {
+		if d != a.home {
+			files = append(files, filepath.Join(d, ".npmrc"))
+		}
+	}
+	for _, f := range files {
+		if npmrcAuthenticates(f) {
+			seg.registryToken = true
+			return
+		}
+	}
+}
+
+// resolveFrom is p made absolute against the analyzer's directory.
+func (a *analyzer) resolveFrom(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(a.cwd, p)
+}
+
+// npmrcAuthenticates reports whether the .npmrc at p sets a registry's
+// credentials (npmAuthKeys), or cannot be read whole: one that exists
+// but does not open counts.
+func npmrcAuthenticates(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
+	for sc.Scan() {
+		k, _, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'`))
+		if i := strings.LastIndex(k, ":"); i >= 0 {
+			k = k[i+1:] // //registry.npmjs.org/:_authToken
+		}
+		if npmAuthKeys.has(k) {
+			return true
+		}
+	}
+	return sc.Err() != nil
+}
+
+// registryToken reports whether a download of res may read a registry's
+// credentials from a file (registryTokenFiles): what any of its downloads
+// installs could read them, so none of them runs unasked.
+func registryToken(res Result) bool {
+	for _, seg := range res.Segments {
+		if seg.registryToken {
+			return true
+		}
+	}
+	return false
+}
+
+// EnvironCredentials lists the variables of environ that give npm a
+// registry's credentials as its configuration: npm reads any
+// npm_config_* variable, whatever its case, as a setting, so a token may
+// come under a name no list holds (npm_config_//registry.npmjs.org/:_authToken,
+// which a shell passes on though it cannot set it). A download with one
+// asks, as with RegistryCredentials: npm holds the token, and what it
+// installs could take it from npm's environment and publish.
+func EnvironCredentials(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if len(name) <= len("npm_config_") || !strings.EqualFold(name[:len("npm_config_")], "npm_config_") {
+			continue
+		}
+		k := strings.ToLower(name[len("npm_config_"):])
+		if i := strings.LastIndex(k, ":"); i >= 0 {
+			k = k[i+1:]
+		}
+		if npmAuthKeys.has(k) {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/config"
+)
+
+// TestRegistryTokenInNpmrc: a registry's token in an .npmrc the confined
+// download may read (the workspace's, one beside package.json in a
+// directory it cds to, the user configuration the environment names)
+// keeps every download of the command asking, as NPM_TOKEN in its
+// environment does: what it installs could read the token and publish.
+// An .npmrc that only names a registry, or ~/.npmrc, does not.
+func TestRegistryTokenInNpmrc(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	registries := []string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	ws := filepath.Join(home, "project")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "web"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	write := func(p, s string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+	}
+	write(filepath.Join(home, ".npmrc"), "//registry.npmjs.org/:_authToken=npm_home\n")
+	within := func(command string, env map[string]string) bool {
+		t.Helper()
+		getenv := func(k string) string { return env[k] }
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol, Getenv: getenv})
+		return NeedsOf(res, ws, home).WithHosts(registries, getenv).Within()
+	}
+	commands := []string{"npm ci", "npm install left-pad", "cd web && npm install", "pip install -r requirements.txt && npm ci",
+		"pip install requests"}
+	for _, c := range commands {
+		assert.True(t, within(c, nil), "%q with no token but ~/.npmrc's", c)
+	}
+	write(filepath.Join(ws, ".npmrc"), "registry=https://registry.npmjs.org/\nsave-exact=true\n")
+	for _, c := range commands {
+		assert.True(t, within(c, nil), "%q with an .npmrc that only names the registry", c)
+	}
+	for _, token := range []string{"//registry.npmjs.org/:_authToken=npm_ws", "//registry.npmjs.org/:_authToken=${MY_TOKEN}",
+		"_auth = dXNlcjpwYXNz", `"//npm.example.com/:_password"="cA=="`, "//r.example/:keyfile=./key.pem"} {
+		write(filepath.Join(ws, ".npmrc"), "registry=https://registry.npmjs.org/\n"+token+"\n")
+		for _, c := range commands {
+			assert.False(t, within(c, nil), "%q with %s in the workspace's .npmrc", c, token)
+		}
+	}
+	require.NoError(t, os.Remove(filepath.Join(ws, ".npmrc")))
+	write(filepath.Join(ws, "web", ".npmrc"), "//registry.npmjs.org/:_authToken=npm_web\n")
+	assert.False(t, within("cd web && npm install", nil), "a token in the .npmrc of the directory it cds to")
+	assert.True(t, within("npm ci", nil), "web/.npmrc is not npm's here")
+	assert.False(t, within(`cd "$DIR" && npm install`, nil), "a directory only known at run time")
+	require.NoError(t, os.Remove(filepath.Join(ws, "web", ".npmrc")))
+	write(filepath.Join(ws, "ci.npmrc"), "//registry.npmjs.org/:_authToken=npm_ci\n")
+	assert.False(t, within("npm ci", map[string]string{"NPM_CONFIG_USERCONFIG": filepath.Join(ws, "ci.npmrc")}),
+		"a token in the user configuration the environment names")
+}
+
+// TestEnvironCredentials: npm takes any npm_config_ variable, in any
+// case, as a setting, a registry's credentials included.
+func TestEnvironCredentials(t *testing.T) {
+	for _, kv := range []string{"npm_config_//registry.npmjs.org/:_authToken=npm_x", "NPM_CONFIG_//npm.example.com/:_AUTHTOKEN=x",
+		"npm_config__auth=dXNlcjpw", "Npm_Config__authToken=x", "npm_config_//r.example/:_password=cA==", "npm_config_keyfile=/k.pem"} {
+		assert.Len(t, EnvironCredentials([]string{"HOME=/h", kv}), 1, kv)
+	}
+	for _, kv := range []string{"npm_config_registry=https://registry.npmjs.org/", "npm_config_cache=/c", "npm_config_=x",
+		"NPM_TOKEN_FILE=x", "npm_config_//registry.npmjs.org/:always-auth=true", "MY_npm_config__auth=x"} {
+		assert.Empty(t, EnvironCredentials([]string{kv}), kv)
+	}
+}
