@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -118,6 +119,24 @@ func EnvironCredentials(environ []string) []string {
 			k = k[i+1:]
 		}
 		if npmAuthKeys.has(k) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// RegistryTokens lists the variables of environ that hold a registry's
+// credentials: RegistryCredentials's and EnvironCredentials's, once each.
+func RegistryTokens(environ []string) []string {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if name, value, ok := strings.Cut(kv, "="); ok {
+			vars[name] = value
+		}
+	}
+	out := RegistryCredentials(func(k string) string { return vars[k] })
+	for _, name := range EnvironCredentials(environ) {
+		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}

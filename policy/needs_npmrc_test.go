@@ -76,3 +76,12 @@ func TestEnvironCredentials(t *testing.T) {
 		assert.Empty(t, EnvironCredentials([]string{kv}), kv)
 	}
 }
+
+// RegistryTokens finds a registry's token under a listed name, in an
+// index URL and under any npm_config_ auth setting, once each.
+func TestRegistryTokens(t *testing.T) {
+	got := RegistryTokens([]string{"HOME=/h", "NPM_TOKEN=a", "PIP_INDEX_URL=https://u:p@i.example/simple",
+		"npm_config_//registry.npmjs.org/:_authToken=b", "npm_config__authToken=c", "UV_INDEX_URL=https://pypi.org/simple"})
+	assert.ElementsMatch(t, []string{"NPM_TOKEN", "PIP_INDEX_URL", "npm_config_//registry.npmjs.org/:_authToken", "npm_config__authToken"}, got)
+	assert.Empty(t, RegistryTokens([]string{"HOME=/h", "PATH=/bin"}))
+}

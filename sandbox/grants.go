@@ -48,6 +48,10 @@ type Grants struct {
 	// Options.OnProxy: the shim's proxy to the agent's allowed hosts,
 	// served from outside.
 	Proxy string `json:"proxy,omitempty"`
+	// Withheld names variables taken out of its environment: a
+	// registry's token, which code that reaches the allowed hosts could
+	// publish with (see shim.grantsFor).
+	Withheld []string `json:"withheld,omitempty"`
 	// UnixSockets lets it create Unix sockets by path (socket(2) with
 	// AF_UNIX), which reach any socket file it can name: the hub's,
 	// docker.sock, an SSH agent's.
@@ -88,6 +92,9 @@ func (g Grants) Summary() string {
 	}
 	if g.UnixSockets {
 		parts = append(parts, "Unix sockets")
+	}
+	if len(g.Withheld) > 0 {
+		parts = append(parts, "without "+strings.Join(g.Withheld, ", ")+" in its environment")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -153,11 +160,17 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// Environ returns env with the temporary directory variables set to the
-// private TMPDIR, when g has one (programs put their scratch files there
+// Environ returns env without the variables g withholds, with the
+// temporary directory variables set to the private TMPDIR, when g has one (programs put their scratch files there
 // instead of in /tmp, which a confined command cannot write), and with g's
 // own variables set.
 func (g Grants) Environ(env []string) []string {
+	if len(g.Withheld) > 0 {
+		env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			name, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(g.Withheld, name)
+		})
+	}
 	if g.TempDir != "" {
 		env = setEnv(env, g.TempDir, "TMPDIR")
 	}

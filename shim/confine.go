@@ -126,6 +126,11 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// And reach the agent's allowed hosts through the proxy
 		// (hostproxy.go): pip, npm or go fetching from their registries.
 		g.Proxy = proxyAddr
+		// Without a registry's token: an allowed registry takes
+		// publishes on the host it serves installs from (npm's), and
+		// code that runs confined is no one's to publish with. (A
+		// download that needs one asks: WithHosts.)
+		g.Withheld = policy.RegistryTokens(s.o.Environ)
 	}
 	dirs := gitDirs(ws)
 	if len(dirs) > 0 {

@@ -260,3 +260,31 @@ func TestNpmInstallThroughAllowedHosts(t *testing.T) {
 	require.Len(t, own, 1, "the workspace's npm cache")
 	assert.NotEmpty(t, filesUnder(t, own[0]))
 }
+
+// Code that runs confined and reaches the agent's allowed hosts does so
+// without the registry tokens of the environment (any npm_config_ auth
+// setting included): an allowed registry may take publishes on the host it
+// serves installs from. Without allowed hosts (no way out), the
+// environment is the command's as under bash; so is every other variable.
+func TestConfinedWithProxyGetsNoRegistryToken(t *testing.T) {
+	requireConfinement(t)
+	script := `import os
+print(",".join(os.environ.get(k, "-") for k in ("NPM_TOKEN", "npm_config_//registry.npmjs.org/:_authToken", "TWINE_PASSWORD", "OTHER")))
+`
+	for _, c := range []struct {
+		config, want string
+	}{
+		{`{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org"]}}}}`, "-,-,-,kept\n"},
+		{"", "npm_canary,npm_canary2,pypi_canary,kept\n"},
+	} {
+		e := newShimEnv(t, c.config)
+		require.NoError(t, os.WriteFile(filepath.Join(e.work, "env.py"), []byte(script), 0o644))
+		e.env = append(e.env, "NPM_TOKEN=npm_canary", "npm_config_//registry.npmjs.org/:_authToken=npm_canary2",
+			"TWINE_PASSWORD=pypi_canary", "OTHER=kept")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "python3 env.py"), "")
+		cancel()
+		require.Equal(t, 0, o.status, "%+v", o)
+		assert.Equal(t, c.want, o.stdout, "hosts configured: %v", c.config != "")
+	}
+}
