@@ -315,10 +315,22 @@ func fetchOf(argv []string) (what, key string, args []string, ok bool) {
 	for n := min(len(words), 2); n >= 1; n-- {
 		key := prog + " " + strings.Join(words[:n], " ")
 		if what, ok := fetchers.lookup(key); ok {
-			return key + " downloads from " + what, key, args, true
+			verb := " downloads from "
+			if registryActions.has(words[n-1]) {
+				verb = " acts as you on " // publish, owner, login …
+			}
+			return key + verb + what, key, args, true
 		}
 	}
 	return "", "", nil, false
+}
+
+// registryActions are the fetchers' subcommands that act on the registry
+// as the user rather than download from it: what the question says they
+// do.
+var registryActions = nameSet{
+	"access", "adduser", "deprecate", "dist-tag", "login", "logout", "org", "owner", "profile", "publish",
+	"push", "star", "team", "token", "unpublish", "unstar", "yank",
 }
 
 // pythonModule reads the interpreter's options before -m in args (the

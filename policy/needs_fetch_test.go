@@ -122,6 +122,9 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 		"PIP_INDEX_URL=https://me:x@p.example/simple pip install x"} {
 		assert.False(t, needs(command, registries).Within(), command)
 	}
+	// What an upload or a registry action is said to do.
+	assert.Contains(t, needs("npm publish", registries).Beyond, "npm publish acts as you on the npm registry, over the network")
+	assert.Contains(t, needs("cargo yank --version 1.0.0", registries).Beyond, "cargo yank acts as you on crates.io, over the network")
 	// Every confined download is a fetcher's.
 	for key := range confinedFetches.all() {
 		assert.True(t, fetchers.has(key), "%s is not a fetcher", key)
