@@ -60,3 +60,19 @@ func TestScratchFileTheCheckpointLeavesOutAsks(t *testing.T) {
 		})
 	}
 }
+
+// A file of the task's age with a second name outside the workspace is
+// not deleted or replaced unasked: replacing it would replace the other
+// name's content, which no checkpoint keeps.
+func TestScratchFileWithAnotherNameAsks(t *testing.T) {
+	w := gitWorld(t)
+	other := filepath.Join(w.home, "elsewhere.txt")
+	require.NoError(t, os.WriteFile(other, []byte("precious\n"), 0o600))
+	require.NoError(t, os.Link(other, filepath.Join(w.ws, "notes.txt")))
+	status, _, errOut := w.run(t, "echo y > notes.txt")
+	assert.Equal(t, ExitDenied, status, errOut)
+	assert.Equal(t, 1, w.asked, errOut)
+	b, err := os.ReadFile(other)
+	require.NoError(t, err)
+	assert.Equal(t, "precious\n", string(b))
+}
