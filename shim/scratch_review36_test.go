@@ -76,3 +76,20 @@ func TestScratchFileWithAnotherNameAsks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "precious\n", string(b))
 }
+
+// rm link/../f deletes the f beside the link's target: judged so, the
+// uncommitted changes there ask, though the f beside the link is a scratch
+// file of the task.
+func TestScratchFileBesideALinkAsks(t *testing.T) {
+	w := gitWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, "src", "deep"), 0o700))
+	require.NoError(t, os.Symlink("src/deep", filepath.Join(w.ws, "link")))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "m.py"), []byte("scratch\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "src", "m.py"), []byte("print(1)\nwork\n"), 0o600))
+	status, _, errOut := w.run(t, "rm link/../m.py")
+	assert.Equal(t, ExitDenied, status, errOut)
+	assert.Equal(t, 1, w.asked, errOut)
+	b, err := os.ReadFile(filepath.Join(w.ws, "src", "m.py"))
+	require.NoError(t, err)
+	assert.Equal(t, "print(1)\nwork\n", string(b))
+}
