@@ -51,6 +51,8 @@ func TestLossClimbsFromTheLinksTarget(t *testing.T) {
 		{"echo x > link/../clean.txt", "keep/clean.txt"},
 		{"rm link/../repro.py", "keep/repro.py"},
 		{"cd link/.. && rm clean.txt", "clean.txt"}, // cd climbs as written (cd -L)
+		{"rm -f link/../*.txt", "keep/*.txt"},
+		{"cd keep/sub && rm -f ../../*.pyc", "*.pyc"},
 	} {
 		res := e.Evaluate(Request{Command: c.command, Cwd: ws, Home: home})
 		var losses []string
