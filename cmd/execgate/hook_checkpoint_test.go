@@ -99,12 +99,13 @@ func TestHookCheckpointFailsClosed(t *testing.T) {
 
 // TestHookCheckpointsBeforeDeferredAsk: a writing command Claude Code's own
 // prompt is left to decide runs if the person says yes, so the hook takes
-// its checkpoint before answering ask.
+// its checkpoint before answering ask. (rm -r: notes.txt, untracked and
+// just made, is a scratch file a plain rm deletes confined, unasked.)
 func TestHookCheckpointsBeforeDeferredAsk(t *testing.T) {
 	e := newHookEnv(t, hookWriteConfig)
 	hookGitWorkspace(t, e)
 	want := workTree(t, e.work)
-	o := e.hook(t, withCommand(t, "claude", e.work, "rm main.go notes.txt"), "hook", "claude")
+	o := e.hook(t, withCommand(t, "claude", e.work, "rm -r main.go notes.txt"), "hook", "claude")
 	require.Equal(t, "ask", answerOf(t, "claude", o))
 	// The person says yes in Claude Code; the agent runs it.
 	require.NoError(t, os.Remove(filepath.Join(e.work, "notes.txt")))
