@@ -134,23 +134,31 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 // Take records the workspace as it is now, before command runs; event is
 // its audit log event ID.
 func (s *Store) Take(ctx context.Context, command, event string) (*Info, error) {
+	info, _, err := s.TakeKeeping(ctx, command, event, nil)
+	return info, err
+}
+
+// TakeKeeping is Take for a command that deletes or replaces the files
+// need (absolute paths) unasked only because the checkpoint keeps them:
+// it also returns those of need it did not keep (see unkept).
+func (s *Store) TakeKeeping(ctx context.Context, command, event string, need []string) (*Info, []string, error) {
 	if err := s.mkdirs(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
 	p, err := s.scan(ctx, command, event)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := s.commit(p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.prune(p.info.Seq)
-	return &p.info, nil
+	return &p.info, unkept(s.Root, p.next.Entries, need), nil
 }
 
 // pending is a scan not yet committed to the chain.

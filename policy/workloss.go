@@ -195,6 +195,10 @@ func (a *analyzer) noteLoss(seg *Segment, w word, tree bool) {
 		seg.LossUnknown = true
 		return
 	}
+	if raw := a.rawPath(t); hasDotDot(raw) {
+		a.noteClimbingLoss(seg, raw, pattern, tree)
+		return
+	}
 	dir, base := path.Split(abs)
 	fixed := dir
 	if pattern {
@@ -209,4 +213,50 @@ func (a *analyzer) noteLoss(seg *Segment, w word, tree bool) {
 	}
 	rest := strings.TrimPrefix(path.Join(dir, base), path.Clean(fixed))
 	seg.Losses = append(seg.Losses, Loss{Path: path.Clean(r.Path + "/" + rest), Pattern: pattern, Tree: tree})
+}
+
+// noteClimbingLoss records the loss of the absolute path raw, which
+// climbs with "..": the kernel climbs from where a link leads (link/..
+// is the parent of the link's target, not the directory holding the
+// link), so raw is resolved on disk as written, never cleaned first.
+// A pattern is followed up to its first name holding one; a ".." after
+// it makes all of it unknown.
+func (a *analyzer) noteClimbingLoss(seg *Segment, raw string, pattern, tree bool) {
+	trimmed := strings.TrimRight(raw, "/")
+	dir, base := path.Split(trimmed)
+	var r resolved
+	switch {
+	case pattern:
+		// Up to the last "/" before it, not path.Dir: that would clean.
+		i := strings.IndexAny(trimmed, "*?[")
+		j := strings.LastIndexByte(trimmed[:max(i, 0)], '/')
+		if i < 0 || j < 0 || hasDotDot(trimmed[j:]) {
+			break
+		}
+		if r = a.fs().Resolve(trimmed[:j+1], a.cwd); r.Path != "" {
+			seg.Losses = append(seg.Losses, Loss{Path: path.Clean(r.Path + "/" + trimmed[j+1:]), Pattern: true, Tree: tree})
+			return
+		}
+	case base == "." || base == "..":
+		// A directory itself (cp x dir/..): wherever it leads.
+		r = a.fs().Resolve(trimmed, a.cwd)
+		base = ""
+	default:
+		r = a.fs().Resolve(dir, a.cwd)
+	}
+	if r.Path == "" {
+		seg.LossUnknown = true
+		return
+	}
+	seg.Losses = append(seg.Losses, Loss{Path: path.Join(r.Path, base), Tree: tree})
+}
+
+// hasDotDot reports whether the path p has a name "..".
+func hasDotDot(p string) bool {
+	for name := range strings.SplitSeq(p, "/") {
+		if name == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -165,16 +165,19 @@ func asks(why string) WorkLosses { return WorkLosses{Ask: []string{why}} }
 
 // scratchFile reports whether the loss l of the uncommitted path p (d)
 // destroys only a scratch file: l names p itself (no tree, no pattern),
-// git lists it untracked, and it is a regular file of at most
-// scratchBytes made less than ScratchAge before now (its birth time, which
-// a later write or touch does not change); and how old it is. Where the
-// file system keeps no birth time, nothing is scratch.
+// git lists it untracked, and it is a regular file of one name, of at
+// most scratchBytes, made less than ScratchAge before now (its birth
+// time, which a later write or touch does not change); and how old it is.
+// Where the file system keeps no birth time, nothing is scratch. A file
+// of more names is no file of the task's: replacing its content replaces
+// that of its other names too, which may lie outside the workspace,
+// where no checkpoint keeps them.
 func scratchFile(l Loss, p string, d dirtyPath, now time.Time) (time.Duration, bool) {
 	if l.Tree || l.Pattern || l.Path != p || !d.untracked {
 		return 0, false
 	}
-	born, size, ok := fileBirth(p)
-	if !ok || size > scratchBytes {
+	born, size, links, ok := fileBirth(p)
+	if !ok || size > scratchBytes || links != 1 {
 		return 0, false
 	}
 	age := now.Sub(born)

@@ -141,9 +141,12 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	// Redacted as the audit log's copy is.
-	info, err := st.Take(ctx, redact.String(s.ev.Command), s.ev.ID)
+	// The scratch files it deletes unasked are looked up in the listing
+	// itself: the walk's ignore rules may leave out a file git lists as
+	// untracked, and a file left out is not counted as not kept.
+	info, unkept, err := st.TakeKeeping(ctx, redact.String(s.ev.Command), s.ev.ID, s.scratch)
 	if err == nil {
-		s.taken = info
+		s.taken, s.unkept = info, unkept
 	}
 	return err
 }
@@ -151,7 +154,7 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 // scratchKept says why the scratch files a command runs confined to
 // delete (session.scratch) would not come back: no checkpoint of this
 // shim's own was taken before it, or the one taken did not keep every
-// file of the workspace. nil when they would.
+// file of the workspace, or left one of them out. nil when they would.
 func (s *session) scratchKept() error {
 	switch {
 	case len(s.scratch) == 0:
@@ -165,6 +168,8 @@ func (s *session) scratchKept() error {
 		return fmt.Errorf("it deletes %s, which git does not hold, and no checkpoint of its own was taken", s.scratch[0])
 	case s.taken.NotKept > 0:
 		return fmt.Errorf("it deletes %s, which git does not hold, and the checkpoint could not keep %d of the workspace's files", s.scratch[0], s.taken.NotKept)
+	case len(s.unkept) > 0:
+		return fmt.Errorf("it deletes %s, which git does not hold, and the checkpoint did not keep it (left out with what its ignore rules leave out)", s.unkept[0])
 	}
 	return nil
 }

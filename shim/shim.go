@@ -145,8 +145,10 @@ type session struct {
 	credentials bool
 	// sandbox is what this machine can confine, probed on first use.
 	sandbox *sandbox.Status
-	// taken is the checkpoint this shim took before its command, if any.
-	taken *checkpoint.Info
+	// taken is the checkpoint this shim took before its command, if any,
+	// and unkept the files of scratch it did not keep.
+	taken  *checkpoint.Info
+	unkept []string
 	// scratch lists the scratch files the command judged last deletes or
 	// replaces unasked (policy.WorkLossOf): the checkpoint before it must
 	// keep them (checkpointFirst).

@@ -99,7 +99,8 @@ func TestHookCheckpointFailsClosed(t *testing.T) {
 
 // TestHookCheckpointsBeforeDeferredAsk: a writing command Claude Code's own
 // prompt is left to decide runs if the person says yes, so the hook takes
-// its checkpoint before answering ask.
+// its checkpoint before answering ask. (rm -r: notes.txt, untracked and
+// just made, is a scratch file a plain rm deletes confined, unasked.)
 func TestHookCheckpointsBeforeDeferredAsk(t *testing.T) {
 	e := newHookEnv(t, hookWriteConfig)
 	hookGitWorkspace(t, e)
