@@ -105,8 +105,6 @@ func TestHookCheckpointsBeforeDeferredAsk(t *testing.T) {
 	e := newHookEnv(t, hookWriteConfig)
 	hookGitWorkspace(t, e)
 	want := workTree(t, e.work)
-	// -r: a tree's deletion asks, where deleting notes.txt alone, a
-	// scratch file made moments ago, would run confined.
 	o := e.hook(t, withCommand(t, "claude", e.work, "rm -r main.go notes.txt"), "hook", "claude")
 	require.Equal(t, "ask", answerOf(t, "claude", o))
 	// The person says yes in Claude Code; the agent runs it.
