@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // unkept lists the files of need (absolute paths) whose content the
@@ -22,6 +23,81 @@ func unkept(root string, entries []Entry, need []string) []string {
 		}
 	}
 	return out
+}
+
+// HeldAt lists those of paths (absolute, below the workspace) that the
+// workspace held, as anything, at its newest checkpoint taken at or
+// before t: the newest listing, taken back through the records to that
+// checkpoint. None when no checkpoint is that old. A record that cannot
+// be read leaves the path counted as held (the caller then asks). It is
+// the evidence that a file is older than its birth time says: an editor's
+// save by rename, or git stash -u and pop, makes the file anew.
+func (s *Store) HeldAt(paths []string, t time.Time) []string {
+	if len(paths) == 0 {
+		return nil
+	}
+	infos, err := s.List()
+	if err != nil {
+		return nil
+	}
+	var at uint64
+	for _, i := range infos { // newest first
+		if !i.Time.After(t) {
+			at = i.Seq
+			break
+		}
+	}
+	if at == 0 {
+		return nil
+	}
+	head, err := s.readListing()
+	if err != nil {
+		return slices.Clone(paths)
+	}
+	rels := make([]string, len(paths))
+	held := make([]bool, len(paths))
+	for i, abs := range paths {
+		if rels[i] = s.relative(abs); rels[i] == "" {
+			held[i] = true // not the workspace's: nothing says it is new
+			continue
+		}
+		_, held[i] = slices.BinarySearchFunc(head.Entries, rels[i], func(e Entry, p string) int { return comparePaths(e.Path, p) })
+	}
+	for seq := head.Seq - 1; seq >= at && seq > 0; seq-- {
+		rec, err := s.readRecord(seq)
+		if err != nil {
+			return slices.Clone(paths)
+		}
+		for _, c := range rec.Changes {
+			for i, rel := range rels {
+				if rel != "" && c.Path == rel {
+					held[i] = c.Before != nil
+				}
+			}
+		}
+	}
+	var out []string
+	for i, h := range held {
+		if h {
+			out = append(out, paths[i])
+		}
+	}
+	return out
+}
+
+// relative is abs as the listing names it, below the workspace as written
+// or as it resolves on disk; "" when it is below neither.
+func (s *Store) relative(abs string) string {
+	roots := []string{filepath.Clean(s.Root)}
+	if real, err := filepath.EvalSymlinks(s.Root); err == nil && real != roots[0] {
+		roots = append(roots, real)
+	}
+	for _, r := range roots {
+		if rel, ok := strings.CutPrefix(filepath.Clean(abs), r+string(filepath.Separator)); ok {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return ""
 }
 
 // keeps reports whether entries hold the content of the file abs, found

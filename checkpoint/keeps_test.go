@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,47 @@ func TestTakeKeepingNamesWhatItDidNotKeep(t *testing.T) {
 	_, missing, err = s.TakeKeeping(context.Background(), "rm", "", need[:2])
 	require.NoError(t, err)
 	assert.Empty(t, missing)
+}
+
+// HeldAt answers from the checkpoint as old as asked: a file the
+// workspace held then is held, though it was deleted and made again since
+// (a save by rename renews its birth time); one made since is not; with no
+// checkpoint that old, nothing is.
+func TestHeldAt(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(t.TempDir(), dir, Limits{})
+	require.NoError(t, err)
+	clock := time.Now().Add(-20 * time.Hour)
+	s.Now = func() time.Time { return clock }
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	take := func() {
+		_, err := s.Take(context.Background(), "x", "")
+		require.NoError(t, err)
+	}
+	write("old.txt", "o\n")
+	write("kept.txt", "k\n")
+	assert.Empty(t, s.HeldAt([]string{filepath.Join(dir, "old.txt")}, clock), "no checkpoint yet")
+	take() // 20 h ago: old.txt and kept.txt
+	clock = clock.Add(10 * time.Hour)
+	require.NoError(t, os.Remove(filepath.Join(dir, "old.txt")))
+	write("new.txt", "n\n")
+	take() // 10 h ago: old.txt gone, new.txt made
+	clock = clock.Add(9 * time.Hour)
+	write("old.txt", "o again\n")
+	write("newer.txt", "n\n")
+	take() // 1 h ago: old.txt made again
+
+	paths := []string{filepath.Join(dir, "old.txt"), filepath.Join(dir, "kept.txt"), filepath.Join(dir, "new.txt"),
+		filepath.Join(dir, "newer.txt"), filepath.Join(dir, "never.txt"), "/elsewhere/x"}
+	twelve := time.Now().Add(-12 * time.Hour)
+	assert.Equal(t, []string{filepath.Join(dir, "old.txt"), filepath.Join(dir, "kept.txt"), "/elsewhere/x"}, s.HeldAt(paths, twelve))
+	five := time.Now().Add(-5 * time.Hour)
+	assert.Equal(t, []string{filepath.Join(dir, "kept.txt"), filepath.Join(dir, "new.txt"), "/elsewhere/x"}, s.HeldAt(paths, five))
+	assert.Empty(t, s.HeldAt(paths[:5], time.Now().Add(-30*time.Hour)), "no checkpoint that old")
+
+	// A record that cannot be read: every path counts as held.
+	require.NoError(t, os.Remove(filepath.Join(s.Dir(), recName(2))))
+	assert.Equal(t, paths, s.HeldAt(paths, twelve))
 }

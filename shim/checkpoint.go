@@ -147,6 +147,11 @@ func (s *session) takeCheckpoint(ctx context.Context, cwd string) error {
 	info, unkept, err := st.TakeKeeping(ctx, redact.String(s.ev.Command), s.ev.ID, s.scratch)
 	if err == nil {
 		s.taken, s.unkept = info, unkept
+		// And a scratch file must be new to the workspace, not only to
+		// its inode: one the checkpoints held ScratchAge ago is older
+		// than its birth time says (saved by rename, stashed and
+		// popped).
+		s.older = st.HeldAt(s.scratch, s.now().Add(-policy.ScratchAge))
 	}
 	return err
 }
@@ -168,6 +173,8 @@ func (s *session) scratchKept() error {
 		return fmt.Errorf("it deletes %s, which git does not hold, and no checkpoint of its own was taken", s.scratch[0])
 	case s.taken.NotKept > 0:
 		return fmt.Errorf("it deletes %s, which git does not hold, and the checkpoint could not keep %d of the workspace's files", s.scratch[0], s.taken.NotKept)
+	case len(s.older) > 0:
+		return fmt.Errorf("it deletes %s, which git does not hold, and which the workspace held %s ago already (its checkpoint then says so)", s.older[0], policy.ScratchAge)
 	case len(s.unkept) > 0:
 		return fmt.Errorf("it deletes %s, which git does not hold, and the checkpoint did not keep it (left out with what its ignore rules leave out)", s.unkept[0])
 	}

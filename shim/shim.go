@@ -146,9 +146,10 @@ type session struct {
 	// sandbox is what this machine can confine, probed on first use.
 	sandbox *sandbox.Status
 	// taken is the checkpoint this shim took before its command, if any,
-	// and unkept the files of scratch it did not keep.
-	taken  *checkpoint.Info
-	unkept []string
+	// unkept the files of scratch it did not keep, and older those the
+	// workspace held ScratchAge ago already.
+	taken         *checkpoint.Info
+	unkept, older []string
 	// scratch lists the scratch files the command judged last deletes or
 	// replaces unasked (policy.WorkLossOf): the checkpoint before it must
 	// keep them (checkpointFirst).

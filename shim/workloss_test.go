@@ -192,3 +192,33 @@ func TestScratchFileAsksWhenTheCheckpointCannotKeepIt(t *testing.T) {
 	assert.Contains(t, strings.Join(w.reasons, "\n"), "could not keep 1 of the workspace's files")
 	assert.FileExists(t, filepath.Join(w.ws, "src", "new.py"))
 }
+
+// A user's older untracked file made anew (an editor's save by rename,
+// git stash -u and pop) has a fresh birth time, but the workspace's
+// checkpoints held it more than ScratchAge ago: it is no scratch file,
+// and deleting it asks.
+func TestScratchFileTheWorkspaceHeldBeforeAsks(t *testing.T) {
+	w := gitWorld(t)
+	st, err := checkpoint.Open(filepath.Join(w.env["XDG_STATE_HOME"], "execgate"), w.ws, checkpoint.Limits{})
+	require.NoError(t, err)
+	st.Now = func() time.Time { return time.Now().Add(-policy.ScratchAge - time.Hour) }
+	_, err = st.Take(context.Background(), "an older command", "")
+	require.NoError(t, err)
+	// Saved by rename since: a new inode, born now.
+	p := filepath.Join(w.ws, "src", "new.py")
+	require.NoError(t, os.WriteFile(p+".tmp", []byte("new, edited\n"), 0o600))
+	require.NoError(t, os.Rename(p+".tmp", p))
+
+	status, _, errOut := w.run(t, "rm src/new.py")
+	assert.NotEqual(t, 0, status)
+	assert.Equal(t, 1, w.asked, errOut)
+	assert.Contains(t, strings.Join(w.reasons, "\n"), "which the workspace held 12h0m0s ago already")
+	assert.FileExists(t, p)
+
+	// A file made since that checkpoint is the task's: it runs.
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "repro.py"), []byte("print(1)\n"), 0o600))
+	status, _, errOut = w.run(t, "rm repro.py")
+	assert.Equal(t, 0, status, errOut)
+	assert.Equal(t, 1, w.asked, "it did not ask again")
+	assert.NoFileExists(t, filepath.Join(w.ws, "repro.py"))
+}
