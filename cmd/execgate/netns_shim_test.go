@@ -440,13 +440,7 @@ func TestNestedShimSharesTheNetwork(t *testing.T) {
 	client := py + ` -c 'import socket; print(socket.create_connection(("127.0.0.1", 18081), timeout=5).recv(4).decode())'`
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "outer.sh"), []byte("#!/bin/sh\n"+server+" &\nsleep 0.5\nbash -c ./client.sh\nwait\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "client.sh"), []byte("#!/bin/sh\nexec "+client+"\n"), 0o755))
-	var env []string
-	for _, kv := range e.env {
-		if !strings.HasPrefix(kv, "PATH=") {
-			env = append(env, kv)
-		}
-	}
-	e.env = append(env, "PATH="+filepath.Join(e.dir, "shims")+":/usr/bin:/bin")
+	e.shimsFirst()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "./outer.sh"), "")

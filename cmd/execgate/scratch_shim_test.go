@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,13 +31,7 @@ func TestNestedScratchDeletionRuns(t *testing.T) {
 	git("commit", "-qm", "init")
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "repro.py"), []byte("print(1)\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(e.work, "clean.sh"), []byte("bash -c 'rm repro.py'\necho rc=$?\n"), 0o644))
-	var env []string
-	for _, kv := range e.env {
-		if !strings.HasPrefix(kv, "PATH=") {
-			env = append(env, kv)
-		}
-	}
-	e.env = append(env, "PATH="+filepath.Join(e.dir, "shims")+":/usr/bin:/bin")
+	e.shimsFirst()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "sh clean.sh"), "")

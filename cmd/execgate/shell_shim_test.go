@@ -139,6 +139,18 @@ func newShimEnv(t testing.TB, config string) *shimEnv {
 
 func (e *shimEnv) shim(name string) string { return filepath.Join(e.dir, "shims", name) }
 
+// shimsFirst puts the shims first on e's PATH, before the system's, as
+// install.sh does for an agent: a bash -c inside a command is a shim too.
+func (e *shimEnv) shimsFirst() {
+	var env []string
+	for _, kv := range e.env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	e.env = append(env, "PATH="+filepath.Join(e.dir, "shims")+":/usr/bin:/bin")
+}
+
 // unconfined makes e a machine that cannot confine (EXECGATE_SANDBOX=off),
 // as one without Landlock: a command that only touches the workspace asks
 // there, for the tests of what approving such a command does and saves.
