@@ -80,7 +80,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"patternFirst": patternFirst, "contentCopiers": contentCopiers, "contentMakers": contentMakers,
 		"treeMakers":   treeMakers, // the kernel sandbox (issue 24)
 		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
-		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "registryActions": registryActions, "indexVars": indexVars, "npmAuthKeys": npmAuthKeys,
+		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "registryActions": registryActions, "regenerated": regenerated, "indexVars": indexVars, "npmAuthKeys": npmAuthKeys,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)

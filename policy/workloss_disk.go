@@ -116,6 +116,17 @@ func WorkLossOf(ctx context.Context, res Result, cwd, home string, getenv func(s
 			why = append(why, fmt.Sprintf("deletes %s, the repository itself (its history and everything not pushed)", l.Path))
 		}
 	}
+	for _, l := range losses {
+		if l.Tree && inside(l.Path, top) && l.Path != top {
+			if repo, err := nestedRepository(ctx, l); err != nil || repo != "" {
+				if err != nil {
+					why = append(why, fmt.Sprintf("deletes %s, and whether it holds a git repository of its own cannot be known: %v", l.Path, err))
+				} else {
+					why = append(why, fmt.Sprintf("deletes %s, which holds a git repository of its own (%s): its commits may be nowhere else", l.Path, repo))
+				}
+			}
+		}
+	}
 	if len(why) > 0 {
 		return WorkLosses{Ask: why}
 	}
@@ -348,4 +359,64 @@ func splitPath(p string) []string {
 		return nil
 	}
 	return strings.Split(p, "/")
+}
+
+// maxNestedWalk bounds the directories nestedRepository reads for one
+// loss: a larger tree asks rather than be looked through.
+const maxNestedWalk = 20000
+
+// regenerated are the directories whose contents a tool makes again
+// (node_modules, a virtual environment, caches): nestedRepository does not
+// look into them, and no tool leaves a repository's history there.
+var regenerated = nameSet{
+	".cache", ".gradle", ".mypy_cache", ".next", ".pytest_cache", ".ruff_cache", ".terraform", ".tox", ".venv",
+	"__pycache__", "node_modules", "venv",
+}
+
+// nestedRepository finds a git repository of its own in the tree the loss
+// l deletes (a .git directory, whose commits may exist nowhere else: git
+// status of the workspace does not list one inside an ignored directory,
+// such as a library cloned into build/). A .git file (a worktree's, a
+// submodule's) names history kept elsewhere. It returns the first found,
+// "" for none, or an error when the tree is larger than maxNestedWalk
+// directories or cannot be read.
+func nestedRepository(ctx context.Context, l Loss) (string, error) {
+	roots := []string{l.Path}
+	if l.Pattern {
+		m, err := filepath.Glob(l.Path)
+		if err != nil {
+			return "", err
+		}
+		roots = m
+	}
+	seen := 0
+	for len(roots) > 0 {
+		dir := roots[len(roots)-1]
+		roots = roots[:len(roots)-1]
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || regenerated.has(filepath.Base(dir)) {
+			continue // gone, a file or a link (rm -r removes a link, not its tree), a tool's
+		}
+		if seen++; seen > maxNestedWalk {
+			return "", fmt.Errorf("it holds more than %d directories", maxNestedWalk)
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			if e.Name() == ".git" {
+				return p, nil
+			}
+			roots = append(roots, p)
+		}
+	}
+	return "", nil
 }

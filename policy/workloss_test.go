@@ -270,3 +270,32 @@ func TestScratchFiles(t *testing.T) {
 	assert.Len(t, w.Undoable, maxScratch)
 	assert.Len(t, w.Ask, 1, "the sixth asks")
 }
+
+// A repository of its own inside an ignored directory (a library cloned
+// into build/) holds commits that may be nowhere else: deleting a tree
+// that holds it asks, though git status lists nothing there. A worktree's
+// or submodule's .git file, a tool's directory and a tree without one do
+// not.
+func TestWorkLossNestedRepository(t *testing.T) {
+	e := testEngine(t)
+	ws, home := lossRepo(t)
+	lib := filepath.Join(ws, "build", "deps", "lib")
+	require.NoError(t, os.MkdirAll(lib, 0o700))
+	runGit(t, lib, home, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "a.c"), []byte("x\n"), 0o600))
+	runGit(t, lib, home, "add", ".")
+	runGit(t, lib, home, "commit", "-qm", "mine alone")
+	for _, command := range []string{"rm -rf build", "rm -rf build/deps", "rm -rf build/*", "rm -r build/deps/lib"} {
+		why := workLossOf(t, e, command, ws, home)
+		require.NotEmpty(t, why, command)
+		assert.Contains(t, why[0], "holds a git repository of its own", command)
+	}
+	// Not: a .git file, a tool's directory, a tree without one.
+	wt := filepath.Join(ws, "build", "wt")
+	require.NoError(t, os.MkdirAll(wt, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: /elsewhere\n"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "node_modules", "x", ".git"), 0o700))
+	for _, command := range []string{"rm -rf build/wt", "rm -rf node_modules", "rm -rf build/out.o"} {
+		assert.Empty(t, workLossOf(t, e, command, ws, home), command)
+	}
+}

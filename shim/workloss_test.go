@@ -222,3 +222,28 @@ func TestScratchFileTheWorkspaceHeldBeforeAsks(t *testing.T) {
 	assert.Equal(t, 1, w.asked, "it did not ask again")
 	assert.NoFileExists(t, filepath.Join(w.ws, "repro.py"))
 }
+
+// A repository cloned into an ignored directory holds commits that may be
+// nowhere else: rm -rf of the directory asks and leaves it, where the
+// build output beside it alone would be deleted confined.
+func TestNestedRepositoryInIgnoredTreeAsks(t *testing.T) {
+	w := gitWorld(t)
+	lib := filepath.Join(w.ws, "build", "lib")
+	require.NoError(t, os.MkdirAll(lib, 0o700))
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", lib, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Env = []string{"HOME=" + w.home, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	git("init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "a.c"), []byte("x\n"), 0o600))
+	git("add", ".")
+	git("commit", "-qm", "mine alone")
+	status, _, errOut := w.run(t, "rm -rf build")
+	assert.NotEqual(t, 0, status)
+	assert.Equal(t, 1, w.asked, errOut)
+	require.NotEmpty(t, w.reasons)
+	assert.Contains(t, w.reasons[0], "holds a git repository of its own")
+	assert.DirExists(t, filepath.Join(lib, ".git"))
+}
