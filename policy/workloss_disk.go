@@ -370,7 +370,7 @@ const maxNestedWalk = 20000
 // look into them, and no tool leaves a repository's history there.
 var regenerated = nameSet{
 	".cache", ".gradle", ".mypy_cache", ".next", ".pytest_cache", ".ruff_cache", ".terraform", ".tox", ".venv",
-	"__pycache__", "node_modules", "venv",
+	"__pycache__", "node_modules", "target", "venv", // target: Cargo's (its git dependencies live in ~/.cargo/git)
 }
 
 // nestedRepository finds a git repository of its own in the tree the loss
