@@ -629,6 +629,17 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 			seg.flags.findsOutside = true
 		}
 	}
+	// What {} names, when the expression before the first command lists
+	// workspace files by name (find . -name '*.sh' -exec grep -l x {} +):
+	// the command reads those, as xargs would read what find printed.
+	expr := words
+	for i, w := range words {
+		if w.known && (w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir") {
+			expr = words[:i]
+			break
+		}
+	}
+	listed := a.listsWorkspace("find", expr)
 	for i := 1; i < len(words); i++ {
 		t := words[i].text
 		if !words[i].known || (t != "-exec" && t != "-execdir" && t != "-ok" && t != "-okdir") {
@@ -658,7 +669,14 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 			a.push(sub)
 			continue
 		}
+		names, filter, roots := a.stdinNames, a.stdinFilter, a.stdinRoots
+		if listed && t != "-execdir" && t != "-okdir" {
+			// (-execdir's {} is ./NAME in each directory: the same
+			// names, but relative where the command runs.)
+			a.stdinNames, a.stdinFilter, a.stdinRoots = true, nameFilter("find", expr), a.listRoots("find", expr)
+		}
 		a.classify(sub, inner, &syntax.Stmt{}, frame{src: f.src, depth: f.depth + 1, via: sub.Wrappers}, false)
+		a.stdinNames, a.stdinFilter, a.stdinRoots = names, filter, roots
 	}
 }
 

@@ -52,7 +52,6 @@ var redundantEntries = map[string]string{
 	// Issue 14's two sides each wrote these down; kept twice on purpose,
 	// so that neither the rule nor the model alone carries the class.
 	"safe.aws ssm get-*.deny[--with-decryption]": "the aws-ssm-decrypt rule makes the same command dangerous",
-	"safe.find.deny[-exec]":                      "find's -exec commands are judged as segments of their own, which is what decides a line",
 	"safe.find.deny[-execdir]":                   "find's -execdir commands are judged as segments of their own, which is what decides a line",
 	// The LD_ and DYLD_ prefixes cover every one of these names.
 	"assignments.names[LD_PRELOAD]":            "covered by the LD_ prefix",

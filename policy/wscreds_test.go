@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +68,45 @@ func TestWorkspaceListingOfSecrets(t *testing.T) {
 	}
 	for _, c := range notReaching {
 		assert.False(t, readsSecrets(c), "its places and name tests cannot list src/.env: %s", c)
+	}
+}
+
+// find's -exec reads what find lists as xargs does: the command given {}
+// reads the workspace's credential files only where the expression before
+// it can list one. Without one it is no read of credentials (it was, for
+// every find -exec: "names come from its input"); a find over the whole
+// disk still is.
+func TestFindExecReadsWhatItLists(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	home := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "scripts", "ci.sh"), []byte("set -e\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("TOKEN=canary\n"), 0o600))
+	credentials := func(command string) bool {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
+		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
+			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
+		})
+	}
+	for _, c := range []string{
+		"find . -name '*.sh' -exec grep -l 'set -e' {} +",
+		"find scripts -type f -exec wc -l {} \\;",
+		"find . -name '*.py' -not -path './node_modules/*' -exec grep -n TODO {} +",
+	} {
+		assert.False(t, credentials(c), "cannot list .env: %s", c)
+	}
+	for _, c := range []string{
+		"find . -exec cat {} +",
+		"find . -type f -exec grep -n TOKEN {} +",
+		"find . -name '.e*' -exec cat {} \\;",
+		"find . -name '*.sh' -o -name '.env' -exec cat {} +",
+		"find / -name '*.sh' -exec cat {} +",
+		"find $DIR -name '*.sh' -exec cat {} +",
+		"find . -name '*.sh' -execdir cat {} +",
+	} {
+		assert.True(t, credentials(c), "may read .env or what lies outside: %s", c)
 	}
 }

@@ -21,8 +21,9 @@ import (
 // minority's). TestAgentTasksPromptRate fails above it, so the rate
 // cannot silently get worse; lower it when a class is fixed. It was 19
 // before the classes of docs/sandbox.md's "What asks" were fixed, 5 before
-// scratch files (rm repro.py) ran confined.
-const maxWrongAsks = 2
+// scratch files (rm repro.py) ran confined, 2 before find -exec read what
+// find lists.
+const maxWrongAsks = 0
 
 // Outcomes of a command in the agent tasks, and the labels they are held
 // to (testdata/corpus/README.md, "Agent tasks").
