@@ -629,22 +629,22 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 			seg.flags.findsOutside = true
 		}
 	}
-	// What {} names, when the expression before the first command lists
-	// workspace files by name (find . -name '*.sh' -exec grep -l x {} +):
-	// the command reads those, as xargs would read what find printed.
-	expr := words
-	for i, w := range words {
-		if w.known && (w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir") {
-			expr = words[:i]
-			break
-		}
-	}
-	listed := a.listsWorkspace("find", expr)
+	// What {} names, when the tests before the command list workspace
+	// files by name (find . -name '*.sh' -exec grep -l x {} +): the
+	// command reads those, as xargs would read what find printed. Tests
+	// after it do not narrow what it sees, and with -o, a comma or
+	// parentheses anywhere it may see any file (-name '*.sh' -exec true
+	// \; -o -exec cat {} +).
+	own := findOwnWords(words)
+	either := slices.ContainsFunc(own, func(w word) bool {
+		return !w.known || w.text == "-o" || w.text == "-or" || w.text == "," || w.text == "(" || w.text == ")"
+	})
 	for i := 1; i < len(words); i++ {
 		t := words[i].text
 		if !words[i].known || (t != "-exec" && t != "-execdir" && t != "-ok" && t != "-okdir") {
 			continue
 		}
+		execAt := i
 		var inner []word
 		j := i + 1
 		for ; j < len(words); j++ {
@@ -670,14 +670,33 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 			continue
 		}
 		names, filter, roots := a.stdinNames, a.stdinFilter, a.stdinRoots
-		if listed && t != "-execdir" && t != "-okdir" {
+		if before := findOwnWords(words[:execAt]); a.listsWorkspace("find", before) && t != "-execdir" && t != "-okdir" {
 			// (-execdir's {} is ./NAME in each directory: the same
 			// names, but relative where the command runs.)
-			a.stdinNames, a.stdinFilter, a.stdinRoots = true, nameFilter("find", expr), a.listRoots("find", expr)
+			a.stdinNames, a.stdinFilter, a.stdinRoots = true, nameFilter("find", before), a.listRoots("find", before)
+			if either {
+				a.stdinFilter = nil // the whole of its places
+			}
 		}
 		a.classify(sub, inner, &syntax.Stmt{}, frame{src: f.src, depth: f.depth + 1, via: sub.Wrappers}, false)
 		a.stdinNames, a.stdinFilter, a.stdinRoots = names, filter, roots
 	}
+}
+
+// findOwnWords is find's words without the commands its -exec, -execdir,
+// -ok and -okdir run (up to their ; or +): its starting points and tests.
+func findOwnWords(words []word) []word {
+	var out []word
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if w.known && (w.text == "-exec" || w.text == "-execdir" || w.text == "-ok" || w.text == "-okdir") {
+			for i++; i < len(words) && !(words[i].known && (words[i].text == ";" || words[i].text == "+")); i++ {
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // wordsText renders words for a segment's text.

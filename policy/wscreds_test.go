@@ -95,6 +95,7 @@ func TestFindExecReadsWhatItLists(t *testing.T) {
 		"find . -name '*.sh' -exec grep -l 'set -e' {} +",
 		"find scripts -type f -exec wc -l {} \\;",
 		"find . -name '*.py' -not -path './node_modules/*' -exec grep -n TODO {} +",
+		"find . -name '*.sh' -exec test -x {} \\; -exec cat {} +",
 	} {
 		assert.False(t, credentials(c), "cannot list .env: %s", c)
 	}
@@ -106,6 +107,12 @@ func TestFindExecReadsWhatItLists(t *testing.T) {
 		"find / -name '*.sh' -exec cat {} +",
 		"find $DIR -name '*.sh' -exec cat {} +",
 		"find . -name '*.sh' -execdir cat {} +",
+		// What another command's test lets through, or tests after it.
+		"find . -name '*.sh' -exec true \\; -o -exec cat {} +",
+		"find . -name '*.sh' -exec false \\; , -exec cat {} +",
+		"find . -exec cat {} + -name '*.sh'",
+		"find . \\( -name '*.sh' \\) -exec cat {} +",
+		"find . -name \"$P\" -exec cat {} +",
 	} {
 		assert.True(t, credentials(c), "may read .env or what lies outside: %s", c)
 	}
