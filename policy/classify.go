@@ -623,9 +623,9 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 	// The matches lie under the starting points, the operands before the
 	// expression: {} stands for a path below the first of them.
 	root := "."
-	if len(words) > 1 && !isOption(words[1].text) && words[1].text != "(" && words[1].text != "!" {
-		root = words[1].text
-		if abs := a.resolve(root); !words[1].literal() || abs == "" || !a.insideWorkspace(abs) {
+	if k := 1 + findGlobalOptions(words[1:]); len(words) > k && !isOption(words[k].text) && words[k].text != "(" && words[k].text != "!" {
+		root = words[k].text
+		if abs := a.resolve(root); !words[k].literal() || abs == "" || !a.insideWorkspace(abs) {
 			seg.flags.findsOutside = true
 		}
 	}
@@ -1314,7 +1314,7 @@ func (a *analyzer) listsWorkspace(name string, words []word) bool {
 			}
 		}
 		var roots []word
-		for _, w := range args {
+		for _, w := range args[findGlobalOptions(args):] {
 			if w.known && (isOption(w.text) || w.text == "(" || w.text == "!") {
 				break
 			}

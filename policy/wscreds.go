@@ -3,8 +3,10 @@ package policy
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -60,7 +62,7 @@ func (a *analyzer) listRoots(name string, words []word) []string {
 		if name != "find" {
 			return nil
 		}
-		for _, w := range args {
+		for _, w := range args[findGlobalOptions(args):] {
 			if w.known && (isOption(w.text) || w.text == "(" || w.text == "!") {
 				break
 			}
@@ -113,18 +115,29 @@ func (a *analyzer) listRoots(name string, words []word) []string {
 type namePattern struct {
 	glob string
 	fold bool
+	// re matches as fnmatch(3) does (nameMatcher), nil matching all; with
+	// fold, lower too, the lowered pattern against the lowered name:
+	// glibc folds the name before a class ([![:upper:]] matches e), Go's
+	// (?i) folds the class, and either may be the wider.
+	re, lower *regexp.Regexp
+}
+
+// newNamePattern compiles a find -name (fold: -iname) pattern.
+func newNamePattern(glob string, fold bool) namePattern {
+	p := namePattern{glob: glob, fold: fold, re: nameMatcher(glob, fold)}
+	if fold {
+		p.lower = nameMatcher(strings.ToLower(glob), false)
+	}
+	return p
 }
 
 // matches reports whether a file's base name matches p as find matches it
-// (fnmatch; path.Match reads the same shapes, and a pattern it cannot
-// read matches everything).
+// (a pattern it cannot read matches everything).
 func (p namePattern) matches(base string) bool {
-	g, b := p.glob, base
-	if p.fold {
-		g, b = strings.ToLower(g), strings.ToLower(b)
+	if p.re == nil || p.re.MatchString(base) {
+		return true
 	}
-	ok, err := path.Match(g, b)
-	return ok || err != nil
+	return p.fold && (p.lower == nil || p.lower.MatchString(strings.ToLower(base)))
 }
 
 // nameFilter returns the name patterns a workspace listing keeps to: find
@@ -162,7 +175,7 @@ func nameFilter(name string, words []word) []namePattern {
 			if i+1 >= len(args) || !args[i+1].known {
 				return nil
 			}
-			out = append(out, namePattern{glob: args[i+1].text, fold: w.text == "-iname"})
+			out = append(out, newNamePattern(args[i+1].text, w.text == "-iname"))
 			i++
 		}
 	}
@@ -179,10 +192,22 @@ func matchesAll(names []namePattern, base string) bool {
 	return true
 }
 
+// lookForCredentials walks ws for a credential file the names let a
+// listing name: "" for none, else what was found or why it cannot be
+// known.
 func (a *analyzer) lookForCredentials(ws string, names []namePattern) string {
-	found := ""
 	n := 0
-	deadline := time.Now().Add(wsCredsMaxTime)
+	return a.walkCredentials(ws, names, true, &n, time.Now().Add(wsCredsMaxTime))
+}
+
+// walkCredentials is lookForCredentials' walk, counting into n. The
+// command given a name may read all below it (grep -r, cp -r, a link
+// followed as given, find -L): a directory whose name the filter lets
+// through is looked through whole, and, when follow, so is the directory
+// a listed link leads to.
+func (a *analyzer) walkCredentials(ws string, names []namePattern, follow bool, n *int, deadline time.Time) string {
+	found := ""
+	open := "" // a listed directory: everything below it counts
 	err := filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
@@ -196,18 +221,39 @@ func (a *analyzer) lookForCredentials(ws string, names []namePattern) string {
 			found = filepath.Base(p) + ": unreadable"
 			return errWSCredsDone
 		}
-		n++
-		if n > wsCredsMaxEntries || n%256 == 0 && time.Now().After(deadline) {
+		*n++
+		if *n > wsCredsMaxEntries || *n%256 == 0 && time.Now().After(deadline) {
 			found = "too many files to look through"
 			return errWSCredsDone
 		}
 		if p == ws && d.IsDir() {
 			return nil
 		}
-		if !d.IsDir() && matchesAll(names, d.Name()) && a.pathInAny("credentials", p) {
-			rel, _ := filepath.Rel(ws, p)
-			found = rel
+		if open != "" && !strings.HasPrefix(p, open+string(filepath.Separator)) {
+			open = "" // the walk is depth first: it left that tree
+		}
+		listed := open != "" || matchesAll(names, d.Name())
+		switch {
+		case !listed:
+		case d.IsDir():
+			if open == "" {
+				open = p
+			}
+		case a.pathInAny("credentials", p):
+			found, _ = filepath.Rel(ws, p)
 			return errWSCredsDone
+		case follow && d.Type()&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				target, err := filepath.EvalSymlinks(p)
+				if err != nil {
+					return nil
+				}
+				if f := a.walkCredentials(target, nil, false, n, deadline); f != "" {
+					rel, _ := filepath.Rel(ws, p)
+					found = rel + " → " + f
+					return errWSCredsDone
+				}
+			}
 		}
 		return nil
 	})

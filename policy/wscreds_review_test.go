@@ -1,0 +1,65 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/execgate/execgate/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A listing's name tests are read as find reads them, and what it lists is
+// what the command given the names may read: a directory whole (grep -r),
+// the directory a link leads to; find's options before its starting points
+// do not make it list the current directory. Each of these read a
+// credential file unasked (xargs cat ran unconfined).
+func TestListingNamesAsFindReadsThem(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	home := t.TempDir()
+	root := t.TempDir()
+	ws := filepath.Join(root, "proj")
+	write := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	}
+	write("proj/scripts/ci.sh", "set -e\n")
+	write("proj/conf/.env", "TOKEN=canary\n")
+	write("other/id_rsa", "KEY\n")
+	require.NoError(t, os.Symlink("../conf", filepath.Join(ws, "scripts", "cfglink")))
+	credentials := func(command string) bool {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
+		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
+			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
+		})
+	}
+	for _, c := range []string{
+		// fnmatch's negation and classes (path.Match reads neither).
+		"find . -name '.[!x]nv' -exec cat {} +",
+		"find . -name '.[!x]nv' | xargs cat",
+		"find . -name '.[[:alpha:]]nv' -exec cat {} +",
+		"find . -iname '.[![:upper:]]NV' | xargs cat",
+		// A listed directory is read whole by grep -r; so is a listed link's.
+		"find . -name 'con*' -exec grep -r TOKEN {} +",
+		"find . -name 'con*' | xargs grep -r TOKEN",
+		"find . -name 'cfg*' -exec grep -r TOKEN {} +",
+		// find -L ../other starts in ../other.
+		"find -L ../other -name 'id_*' -exec cat {} +",
+		"find -L ../other -name 'id_*' | xargs cat",
+		"find -O3 -D stat ../other -name 'id_*' | xargs cat",
+	} {
+		assert.True(t, credentials(c), "may read conf/.env or ../other: %s", c)
+	}
+	for _, c := range []string{
+		"find . -name '*.sh' -exec grep -l 'set -e' {} +",
+		"find -L . -name '[!.]*.sh' | xargs grep -l 'set -e'",
+		"find . -name '*.[ch]' -exec grep -n TODO {} +",
+	} {
+		assert.False(t, credentials(c), "cannot list conf/.env: %s", c)
+	}
+}
