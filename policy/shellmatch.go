@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"syscall"
@@ -34,8 +35,12 @@ func nameMatcher(pat string, fold bool) *regexp.Regexp {
 }
 
 // shellMatch reports whether name matches the shell pattern pat; a
-// pattern it cannot read matches (fail closed).
+// pattern it cannot read, or one malformed as path.Match reads it (an
+// unclosed [), matches (fail closed).
 func shellMatch(pat, name string) bool {
+	if _, err := path.Match(pat, name); err != nil {
+		return true
+	}
 	re := nameMatcher(pat, false)
 	return re == nil || re.MatchString(name)
 }

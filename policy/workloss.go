@@ -20,7 +20,7 @@ type Loss struct {
 	// Path is absolute, its directories resolved on disk and its last
 	// part as written (rm removes a link, not what it points to). With
 	// Pattern, the parts from the first one holding a pattern on are
-	// patterns (path.Match).
+	// bash patterns (shellMatch).
 	Path    string
 	Pattern bool
 	// Tree: everything below Path goes too (rm -r).

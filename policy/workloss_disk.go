@@ -336,7 +336,7 @@ func lossHits(l Loss, p string) bool {
 }
 
 // partsMatch reports whether the path parts got match want, part by part
-// (as patterns when pattern; a malformed pattern matches).
+// (as bash patterns when pattern; a malformed pattern matches).
 func partsMatch(want, got []string, pattern bool) bool {
 	for i := range want {
 		if want[i] == got[i] {
@@ -345,8 +345,7 @@ func partsMatch(want, got []string, pattern bool) bool {
 		if !pattern {
 			return false
 		}
-		ok, err := path.Match(want[i], got[i])
-		if err == nil && !ok {
+		if !shellMatch(want[i], got[i]) { // bash's [!x], not path.Match's
 			return false
 		}
 	}
@@ -383,7 +382,7 @@ var regenerated = nameSet{
 func nestedRepository(ctx context.Context, l Loss) (string, error) {
 	roots := []string{l.Path}
 	if l.Pattern {
-		m, err := filepath.Glob(l.Path)
+		m, err := globLoss(l.Path) // as bash reads it: build/[!x]* takes build/lib
 		if err != nil {
 			return "", err
 		}
@@ -407,6 +406,9 @@ func nestedRepository(ctx context.Context, l Loss) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if bareRepository(entries) {
+			return dir, nil
+		}
 		for _, e := range entries {
 			if !e.IsDir() {
 				continue
@@ -419,4 +421,23 @@ func nestedRepository(ctx context.Context, l Loss) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// bareRepository reports whether a directory's entries make it a git
+// directory of its own, as git decides (HEAD, objects/, refs/): a bare
+// clone (mirror.git), or where a .git file or --separate-git-dir keeps
+// one under another name.
+func bareRepository(entries []os.DirEntry) bool {
+	var head, objects, refs bool
+	for _, e := range entries {
+		switch e.Name() {
+		case "HEAD":
+			head = !e.IsDir()
+		case "objects":
+			objects = e.IsDir()
+		case "refs":
+			refs = e.IsDir()
+		}
+	}
+	return head && objects && refs
 }
