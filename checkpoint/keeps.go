@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,17 +29,23 @@ func unkept(root string, entries []Entry, need []string) []string {
 // HeldAt lists those of paths (absolute, below the workspace) that the
 // workspace held, as anything, at its newest checkpoint taken at or
 // before t: the newest listing, taken back through the records to that
-// checkpoint. None when no checkpoint is that old. A record that cannot
-// be read leaves the path counted as held (the caller then asks). It is
-// the evidence that a file is older than its birth time says: an editor's
-// save by rename, or git stash -u and pop, makes the file anew.
+// checkpoint. None when no checkpoint is that old. A record, or a
+// checkpoint's description, that cannot be read leaves the path counted
+// as held (the caller then asks). It is the evidence that a file is older
+// than its birth time says: an editor's save by rename, or git stash -u
+// and pop, makes the file anew.
 func (s *Store) HeldAt(paths []string, t time.Time) []string {
 	if len(paths) == 0 {
 		return nil
 	}
+	seqs := s.seqs()
 	infos, err := s.List()
 	if err != nil {
 		return nil
+	}
+	if s.undated(seqs, infos) {
+		// A checkpoint of no known time may be the one that old.
+		return slices.Clone(paths)
 	}
 	var at uint64
 	for _, i := range infos { // newest first
@@ -83,6 +90,21 @@ func (s *Store) HeldAt(paths []string, t time.Time) []string {
 		}
 	}
 	return out
+}
+
+// undated reports whether a checkpoint of seqs has a description List
+// could not read (infos leaves it out) though it is still there: its time
+// is unknown. One gone since was pruned.
+func (s *Store) undated(seqs []uint64, infos []Info) bool {
+	for _, seq := range seqs {
+		if slices.ContainsFunc(infos, func(i Info) bool { return i.Seq == seq }) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.dir, metaName(seq))); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // relative is abs as the listing names it, below the workspace as written
