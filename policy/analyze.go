@@ -228,6 +228,10 @@ type analyzer struct {
 	// (Segment.listNames), while stdinNames is set.
 	stdinFilter []namePattern
 	stdinRoots  []string
+	// execNames is set while stdinNames are the names find -exec gives
+	// its command ({}): the command's standard input is still find's own,
+	// and what xargs reads from it is no listing.
+	execNames bool
 	// wsCreds caches lookForCredentials for the unfiltered workspace.
 	wsCreds  *string
 	lastView *argsView // see view
@@ -915,8 +919,9 @@ func (a *analyzer) pipeline(s *syntax.Stmt, f frame) {
 	stages := flattenPipe(s)
 	var upstream flowFlags
 	var sources []string
-	savedNames := a.stdinNames
-	defer func() { a.stdinNames = savedNames }()
+	savedNames, savedExec := a.stdinNames, a.execNames
+	defer func() { a.stdinNames, a.execNames = savedNames, savedExec }()
+	a.execNames = false // a stage's input is the stage before it
 	prevLists := false
 	var prevNames []namePattern
 	var prevRoots []string

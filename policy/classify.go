@@ -282,6 +282,11 @@ func (a *analyzer) unwrap(seg *Segment, spec *wrapperSpec, words []word, s *synt
 	}
 	rest = args[i:]
 	seg.Wrappers = append(seg.Wrappers, name)
+	if spec.StdinArgs && a.execNames {
+		// find -exec xargs CMD {} +: xargs reads names from find's own
+		// input, not from the listing that gave {}.
+		a.stdinNames, a.stdinFilter, a.stdinRoots, a.execNames = false, nil, nil, false
+	}
 	if joinAsShell {
 		line := make([]string, len(rest))
 		for j, r := range rest {
@@ -669,17 +674,19 @@ func (a *analyzer) findExec(seg *Segment, words []word, f frame) {
 			a.push(sub)
 			continue
 		}
-		names, filter, roots := a.stdinNames, a.stdinFilter, a.stdinRoots
+		names, filter, roots, execNames := a.stdinNames, a.stdinFilter, a.stdinRoots, a.execNames
+		a.execNames = false
 		if before := findOwnWords(words[:execAt]); a.listsWorkspace("find", before) && t != "-execdir" && t != "-okdir" {
 			// (-execdir's {} is ./NAME in each directory: the same
 			// names, but relative where the command runs.)
 			a.stdinNames, a.stdinFilter, a.stdinRoots = true, nameFilter("find", before), a.listRoots("find", before)
+			a.execNames = true
 			if either {
 				a.stdinFilter = nil // the whole of its places
 			}
 		}
 		a.classify(sub, inner, &syntax.Stmt{}, frame{src: f.src, depth: f.depth + 1, via: sub.Wrappers}, false)
-		a.stdinNames, a.stdinFilter, a.stdinRoots = names, filter, roots
+		a.stdinNames, a.stdinFilter, a.stdinRoots, a.execNames = names, filter, roots, execNames
 	}
 }
 
@@ -1311,6 +1318,9 @@ func (a *analyzer) listsWorkspace(name string, words []word) bool {
 		for _, w := range args {
 			if w.known && (w.text == "-exec" || w.text == "-execdir" || w.text == "-printf" || w.text == "-fprint" || w.text == "-ls") {
 				return false
+			}
+			if !w.known || w.text == "-files0-from" {
+				return false // its starting points are a file's (or its input's) words
 			}
 		}
 		var roots []word

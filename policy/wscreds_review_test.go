@@ -63,3 +63,43 @@ func TestListingNamesAsFindReadsThem(t *testing.T) {
 		assert.False(t, credentials(c), "cannot list conf/.env: %s", c)
 	}
 }
+
+// find -exec's {} are what find lists, but the command's standard input is
+// find's own: xargs run by -exec reads names from it, whatever the listing
+// (echo conf/.env | find . -name ci.sh -exec xargs cat {} + printed it,
+// unasked). find -files0-from takes its starting points from a file or its
+// input, not from its words.
+func TestFindExecInputIsNotTheListing(t *testing.T) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	home := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "scripts", "ci.sh"), []byte("set -e\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "list0"), []byte("/elsewhere\x00"), 0o644))
+	credentials := func(command string) bool {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
+		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
+			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
+		})
+	}
+	for _, c := range []string{
+		"echo conf/.env | find . -name ci.sh -exec xargs cat {} +",
+		"find . -name ci.sh -exec xargs cat {} + < names.txt",
+		"find . -name ci.sh -exec timeout 5 xargs cat \\;",
+		"find . -name ci.sh -exec sh -c 'xargs cat' \\;",
+		"find -files0-from list0 -name 'id_*' -exec cat {} +",
+		"find -files0-from list0 -name 'id_*' | xargs cat",
+		"find . -files0-from - -name 'id_*' | xargs cat",
+	} {
+		assert.True(t, credentials(c), "may read any file: %s", c)
+	}
+	for _, c := range []string{
+		"find . -name '*.sh' -exec grep -l 'set -e' {} +",
+		"find . -name '*.sh' | xargs grep -l 'set -e'",
+		"find . -name '*.sh' -exec sh -c 'find . -name \"*.sh\" | xargs wc -l' \\;",
+	} {
+		assert.False(t, credentials(c), "the workspace holds no credentials: %s", c)
+	}
+}
