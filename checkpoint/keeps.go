@@ -29,7 +29,8 @@ func unkept(root string, entries []Entry, need []string) []string {
 // HeldAt lists those of paths (absolute, below the workspace) that the
 // workspace held, as anything, at its newest checkpoint taken at or
 // before t: the newest listing, taken back through the records to that
-// checkpoint. None when no checkpoint is that old. A record, or a
+// checkpoint. None when no checkpoint is that old and none was pruned
+// (the oldest kept stands in for a pruned one). A record, or a
 // checkpoint's description, that cannot be read leaves the path counted
 // as held (the caller then asks). It is the evidence that a file is older
 // than its birth time says: an editor's save by rename, or git stash -u
@@ -52,6 +53,17 @@ func (s *Store) HeldAt(paths []string, t time.Time) []string {
 		if !i.Time.After(t) {
 			at = i.Seq
 			break
+		}
+	}
+	if at == 0 && len(infos) > 0 && infos[len(infos)-1].Seq > 1 {
+		// None that old is kept, but older ones were pruned (100 writing
+		// commands within ScratchAge): the oldest kept stands in, a file
+		// it held being older than the task's last hundred commands. With
+		// only the newest kept, nothing is known.
+		if oldest := infos[len(infos)-1]; oldest.Seq != infos[0].Seq {
+			at = oldest.Seq
+		} else {
+			return slices.Clone(paths)
 		}
 	}
 	if at == 0 {
