@@ -3,10 +3,8 @@ package policy
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/execgate/execgate/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +16,6 @@ import (
 // credential file unasked (xargs cat ran unconfined).
 func TestListingNamesAsFindReadsThem(t *testing.T) {
 	e := testEngine(t)
-	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
 	home := t.TempDir()
 	root := t.TempDir()
 	ws := filepath.Join(root, "proj")
@@ -31,13 +28,7 @@ func TestListingNamesAsFindReadsThem(t *testing.T) {
 	write("proj/conf/.env", "TOKEN=canary\n")
 	write("other/id_rsa", "KEY\n")
 	require.NoError(t, os.Symlink("../conf", filepath.Join(ws, "scripts", "cfglink")))
-	credentials := func(command string) bool {
-		t.Helper()
-		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
-		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
-			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
-		})
-	}
+	credentials := readsInputCredentials(t, e, ws, home)
 	for _, c := range []string{
 		// fnmatch's negation and classes (path.Match reads neither).
 		"find . -name '.[!x]nv' -exec cat {} +",
@@ -71,19 +62,12 @@ func TestListingNamesAsFindReadsThem(t *testing.T) {
 // input, not from its words.
 func TestFindExecInputIsNotTheListing(t *testing.T) {
 	e := testEngine(t)
-	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
 	home := t.TempDir()
 	ws := filepath.Join(t.TempDir(), "proj")
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "scripts", "ci.sh"), []byte("set -e\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "list0"), []byte("/elsewhere\x00"), 0o644))
-	credentials := func(command string) bool {
-		t.Helper()
-		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
-		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
-			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
-		})
-	}
+	credentials := readsInputCredentials(t, e, ws, home)
 	for _, c := range []string{
 		"echo conf/.env | find . -name ci.sh -exec xargs cat {} +",
 		"find . -name ci.sh -exec xargs cat {} + < names.txt",

@@ -78,19 +78,12 @@ func TestWorkspaceListingOfSecrets(t *testing.T) {
 // disk still is.
 func TestFindExecReadsWhatItLists(t *testing.T) {
 	e := testEngine(t)
-	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
 	home := t.TempDir()
 	ws := filepath.Join(t.TempDir(), "proj")
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "scripts", "ci.sh"), []byte("set -e\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("TOKEN=canary\n"), 0o600))
-	credentials := func(command string) bool {
-		t.Helper()
-		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
-		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
-			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
-		})
-	}
+	credentials := readsInputCredentials(t, e, ws, home)
 	for _, c := range []string{
 		"find . -name '*.sh' -exec grep -l 'set -e' {} +",
 		"find scripts -type f -exec wc -l {} \\;",
@@ -115,5 +108,19 @@ func TestFindExecReadsWhatItLists(t *testing.T) {
 		"find . -name \"$P\" -exec cat {} +",
 	} {
 		assert.True(t, credentials(c), "may read .env or what lies outside: %s", c)
+	}
+}
+
+// readsInputCredentials says of a command run in ws whether a segment
+// reads names from its input that may be credentials (reads-input-names),
+// under the default policy.
+func readsInputCredentials(t *testing.T, e *Engine, ws, home string) func(string) bool {
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	return func(command string) bool {
+		t.Helper()
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol})
+		return slices.ContainsFunc(res.Segments, func(s *Segment) bool {
+			return slices.ContainsFunc(s.Reasons, func(r Reason) bool { return r.Rule == "reads-input-names" })
+		})
 	}
 }
