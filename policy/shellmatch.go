@@ -37,12 +37,19 @@ func nameMatcher(pat string, fold bool) *regexp.Regexp {
 // shellMatch reports whether name matches the shell pattern pat; a
 // pattern it cannot read, or one malformed as path.Match reads it (an
 // unclosed [), matches (fail closed).
-func shellMatch(pat, name string) bool {
-	if _, err := path.Match(pat, name); err != nil {
-		return true
+func shellMatch(pat, name string) bool { return shellMatcher(pat)(name) }
+
+// shellMatcher is shellMatch for one pattern and many names: the pattern
+// is compiled once.
+func shellMatcher(pat string) func(name string) bool {
+	if _, err := path.Match(pat, ""); err != nil {
+		return func(string) bool { return true }
 	}
 	re := nameMatcher(pat, false)
-	return re == nil || re.MatchString(name)
+	if re == nil {
+		return func(string) bool { return true }
+	}
+	return re.MatchString
 }
 
 // globLoss lists the paths on disk that the absolute pattern p names, as
@@ -59,6 +66,7 @@ func globLoss(p string) ([]string, error) {
 			cur = next
 			continue
 		}
+		match := shellMatcher(part)
 		for _, c := range cur {
 			entries, err := os.ReadDir(c)
 			if err != nil {
@@ -68,7 +76,7 @@ func globLoss(p string) ([]string, error) {
 				return nil, err
 			}
 			for _, e := range entries {
-				if shellMatch(part, e.Name()) {
+				if match(e.Name()) {
 					next = append(next, filepath.Join(c, e.Name()))
 				}
 			}
