@@ -152,6 +152,15 @@ func gone(pid int) bool {
 	return len(fields) == 0 || fields[0] == "Z" || fields[0] == "X"
 }
 
+// comm is the name the process runs as, or "" once it is gone.
+func comm(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // eventually waits up to d for cond.
 func eventually(d time.Duration, cond func() bool) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {

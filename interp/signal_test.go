@@ -90,6 +90,10 @@ func TestSignalRelay(t *testing.T) {
 			require.Len(t, ps, 3)
 			shell, job, pgid := ps[0], ps[1], ps[2]
 			killLater(t, job)
+			// $! is known as soon as bash forks; the job sets SIGINT aside
+			// only before it execs sleep, and on a busy machine the signal
+			// could arrive first, which bash's own group would see too.
+			require.True(t, eventually(5*time.Second, func() bool { return comm(job) == "sleep" }), "the job never became sleep")
 			assert.NotEqual(t, shell, pgid)
 			assert.Equal(t, cmd.Process.Pid, pgid, "the shell stays in the shim's process group")
 
