@@ -49,7 +49,7 @@ func secretUnder(rel string) (secret, holds bool) {
 		if pdir != dir {
 			// Not this level: a secret below rel, or nothing to do
 			// with it (most entries stop here, without a match).
-			if strings.HasPrefix(p, rel+"/") {
+			if below, ok := strings.CutPrefix(p, rel); ok && strings.HasPrefix(below, "/") {
 				holds = true
 			}
 			continue
@@ -66,16 +66,24 @@ func secretUnder(rel string) (secret, holds bool) {
 	return false, holds
 }
 
+// etcGrant is one path of root's /etc grants, with what its listing said
+// it is: granting it then needs no stat (there are about 200 of them, on
+// every confined command root runs).
+type etcGrant struct {
+	path string
+	dir  bool
+}
+
 // etcGrants lists what root's confined command may read under dir (/etc
 // or a directory below it): whole entries, leaving out etcSecrets, and
 // going into a directory that holds one. An entry that cannot be listed
 // is left out with what it holds: a grant is never widened to fit.
-func etcGrants(root, dir string) []string {
+func etcGrants(root, dir string) []etcGrant {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var out []string
+	var out []etcGrant
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		rel, err := filepath.Rel(root, p)
@@ -92,7 +100,7 @@ func etcGrants(root, dir string) []string {
 		case holds && e.IsDir():
 			out = append(out, etcGrants(root, p)...)
 		default:
-			out = append(out, p)
+			out = append(out, etcGrant{path: p, dir: e.IsDir()})
 		}
 	}
 	return out

@@ -24,7 +24,14 @@ func TestEtcGrantsLeaveSecretsOut(t *testing.T) {
 	if err := os.Symlink("/root/.ssh/id_rsa", filepath.Join(root, "leak")); err != nil {
 		t.Fatal(err)
 	}
-	got := etcGrants(root, root)
+	var got []string
+	for _, g := range etcGrants(root, root) {
+		got = append(got, g.path)
+		fi, err := os.Lstat(g.path)
+		if err != nil || fi.IsDir() != g.dir {
+			t.Errorf("%s: listed as a directory: %v, on disk: %v (%v)", g.path, g.dir, fi != nil && fi.IsDir(), err)
+		}
+	}
 	want := []string{"hosts", "kubernetes/kubelet.conf", "passwd", "ssh/ssh_config", "ssh/ssh_host_ed25519_key.pub", "ssl/certs"}
 	for i, w := range want {
 		want[i] = filepath.Join(root, w)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -101,11 +102,12 @@ func handledFS(abi int) uint64 {
 }
 
 // systemReads are the directories holding the system's programs,
-// libraries and configuration: readable and executable.
+// libraries and configuration: readable and executable. Root's /etc is
+// not among them: see etcGrants.
 func systemReads() []string {
 	dirs := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/snap"}
 	if os.Geteuid() == 0 {
-		return append(dirs, etcGrants("/etc", "/etc")...) // see etc_linux.go
+		return dirs
 	}
 	return append(dirs, "/etc")
 }
@@ -195,13 +197,37 @@ func prepare(g Grants) (*Prepared, error) {
 			return nil, err
 		}
 	}
+	if os.Geteuid() == 0 {
+		if err := p.addEtc(); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// addEtc grants root's /etc, entry by entry (see etc_linux.go).
+func (p *Prepared) addEtc() error {
+	etc, err := unix.Open("/etc", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if skippable(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: open /etc: %w", err)
+	}
+	defer unix.Close(etc)
+	for _, e := range etcGrants("/etc", "/etc") {
+		if err := p.addListed(fsRead|fsExec, etc, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addPath grants access beneath path; a missing path is skipped.
 func (p *Prepared) addPath(access uint64, path string) error {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ELOOP) {
+	if skippable(err) {
 		return nil // nothing there to grant (or nothing this user may reach)
 	}
 	if err != nil {
@@ -212,7 +238,41 @@ func (p *Prepared) addPath(access uint64, path string) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("sandbox: stat %s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	return p.addFD(access, fd, path, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+}
+
+// addListed grants access beneath e, whose kind its listing gave; an
+// entry of /etc itself is opened from etc, a descriptor of it, which
+// spares the kernel the walk from /. It is opened without following a
+// link: should the entry have become one since the listing, the rule is
+// on the link itself, which grants nothing reached through it (or, with a
+// directory's rights, the kernel refuses it and nothing runs).
+func (p *Prepared) addListed(access uint64, etc int, e etcGrant) error {
+	dir, name := filepath.Split(e.path)
+	if dir != "/etc/" {
+		etc, name = unix.AT_FDCWD, e.path
+	}
+	fd, err := unix.Openat(etc, name, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if skippable(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: open %s: %w", e.path, err)
+	}
+	defer unix.Close(fd)
+	return p.addFD(access, fd, e.path, e.dir)
+}
+
+// skippable reports whether opening a path to grant failed because there
+// is nothing there this user may reach: nothing to grant.
+func skippable(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ELOOP)
+}
+
+// addFD grants access beneath fd, opened on path, a directory when dir
+// (a file gets only the rights Landlock takes on files).
+func (p *Prepared) addFD(access uint64, fd int, path string, dir bool) error {
+	if !dir {
 		access &= fsFileRights
 	}
 	access &= handledFS(p.abi)

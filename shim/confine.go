@@ -257,7 +257,36 @@ func (s *session) bashReadsRC() bool {
 // top of the repository holding cwd, or cwd itself; "" when that is no
 // workspace (/, a home directory or what holds it, /tmp: see
 // noWorkspace).
+//
+// Judging asks it several times for one cwd; the answer is kept until the
+// command starts (see forgetWorkspace), since what the command does may
+// change it.
 func (s *session) sandboxWorkspace(cwd string) string {
+	m := &s.wsMemo
+	if m.ok && m.cwd == cwd {
+		return m.ws
+	}
+	ws := s.findSandboxWorkspace(cwd)
+	if !m.running {
+		*m = workspaceMemo{cwd: cwd, ws: ws, ok: true}
+	}
+	return ws
+}
+
+// workspaceMemo is sandboxWorkspace's last answer, kept only until the
+// command starts.
+type workspaceMemo struct {
+	cwd, ws string
+	ok      bool
+	running bool
+}
+
+// forgetWorkspace drops sandboxWorkspace's kept answer and keeps none
+// from here on: called as the command starts.
+func (s *session) forgetWorkspace() { s.wsMemo = workspaceMemo{running: true} }
+
+// findSandboxWorkspace is sandboxWorkspace without the memo.
+func (s *session) findSandboxWorkspace(cwd string) string {
 	if cwd == "" || cwd == "/" || cwd == s.getenv("HOME") {
 		return ""
 	}

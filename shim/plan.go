@@ -151,6 +151,8 @@ func (s *session) carryOut(ctx context.Context, pl plan, req policy.Request, con
 	if s.stays && pl.way == wayShellExec {
 		pl.way, pl.run.MaxBytes = wayShell, 0
 	}
+	// What runs from here on may change what the workspace is.
+	s.forgetWorkspace()
 	switch pl.way {
 	case wayEngine:
 		status, sig := s.runEngine(ctx, pl.run, req, configPath, pl.approved, pl.bashOK)

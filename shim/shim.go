@@ -178,6 +178,8 @@ type session struct {
 	// plantedSince found the files as it says (nil otherwise): a record
 	// still true is not written again.
 	codeRecord *codeSnapshot
+	// wsMemo is sandboxWorkspace's answer while the command is judged.
+	wsMemo workspaceMemo
 	// checkpointed is the workspace the checkpoint taken before this
 	// command recorded; "" when none was taken (see nested.go).
 	checkpointed string
