@@ -633,9 +633,13 @@ func gitDirs(ws string) []string {
 	if ws == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(ws, ".git"))
-	if err != nil {
+	dotgit := filepath.Join(ws, ".git")
+	if fi, err := os.Stat(dotgit); err != nil || fi.IsDir() {
 		return nil // a directory (or none): inside the workspace
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return nil
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")

@@ -372,3 +372,28 @@ func TestCodeRecordKeptWhileTrue(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	assert.Equal(t, asked, w.asked, "the approved change was recorded")
 }
+
+// A record of the code files that cannot be read vouches for nothing: the
+// next command asks as if everything watched had changed (it ran confined,
+// unasked, when the record could not be opened for any reason but its
+// absence).
+func TestUnreadableCodeRecordAsks(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git", "hooks"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "harmless.py"), []byte("open('out.txt', 'w').write('ok')\n"), 0o600))
+	status, _, errOut := w.run(t, "python3 harmless.py")
+	require.Equal(t, 0, status, errOut)
+	records, err := filepath.Glob(filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	require.NoError(t, os.Remove(records[0]))
+	require.NoError(t, os.Mkdir(records[0], 0o700)) // there, and unreadable as a file
+
+	status, _, errOut = w.run(t, "python3 harmless.py")
+	assert.Equal(t, ExitDenied, status)
+	assert.Equal(t, 1, w.asked)
+	assert.Contains(t, errOut, "is unreadable")
+}

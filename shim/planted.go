@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +32,10 @@ import (
 // confined there — every command asks — until a person approves one, having
 // been shown what changed. Comparing at the next command, rather than
 // right after the run, also catches a daemon the command left behind.
+
+// maxRecord bounds the record of a workspace's code files: a few hundred
+// bytes a file.
+const maxRecord = 16 << 20
 
 // maxHashed is the size up to which a watched file's content is hashed;
 // a larger one is known by size, times and inode.
@@ -161,12 +167,12 @@ func (s *session) plantedSince(ws string) []string {
 	if err != nil {
 		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := state.ReadFile(path, maxRecord)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no confined command wrote here
 	}
 	var old codeSnapshot
-	if err := json.Unmarshal(b, &old); err != nil || old.Workspace != ws {
+	if err != nil || json.Unmarshal(b, &old) != nil || old.Workspace != ws {
 		// Unreadable: it cannot vouch for anything, so it counts as a
 		// change of everything watched.
 		return []string{"(the record of " + ws + "'s code files is unreadable: " + path + ")"}

@@ -34,8 +34,12 @@ func (s *session) hookFiles(ws string) []string {
 			dirs = append(dirs, hd...)
 		}
 	}
+	own := "" // what watchedFiles lists already: the hooks of a .git directory
+	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
+		own = filepath.Join(ws, ".git", "hooks")
+	}
 	for _, d := range dirs {
-		if !insideOnDisk(d, ws) {
+		if d == own || !insideOnDisk(d, ws) {
 			continue // outside the workspace: no confined command writes there
 		}
 		entries, _ := os.ReadDir(d)

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/execgate/execgate/internal/state"
 )
 
 // Repo is the repository git finds from a starting directory.
@@ -246,17 +247,5 @@ func readSmall(p string) ([]byte, error) {
 // readLimited reads a file, refusing one larger than limit bytes: what
 // execgate cannot read whole it cannot judge.
 func readLimited(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, limit)
-	}
-	return b, nil
+	return state.ReadFile(p, limit)
 }

@@ -7,6 +7,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,6 +97,24 @@ func TightenFile(f *os.File) error {
 		}
 	}
 	return nil
+}
+
+// ReadFile is os.ReadFile without the runtime's network poller (see
+// OpenFile), reading at most limit bytes: more is an error.
+func ReadFile(name string, limit int64) ([]byte, error) {
+	f, err := OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
+	}
+	return b, nil
 }
 
 // OpenFile is os.OpenFile for a regular file, without the runtime's
