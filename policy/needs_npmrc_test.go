@@ -85,3 +85,15 @@ func TestRegistryTokens(t *testing.T) {
 	assert.ElementsMatch(t, []string{"NPM_TOKEN", "PIP_INDEX_URL", "npm_config_//registry.npmjs.org/:_authToken", "npm_config__authToken"}, got)
 	assert.Empty(t, RegistryTokens([]string{"HOME=/h", "PATH=/bin"}))
 }
+
+func TestSecretVariables(t *testing.T) {
+	environ := []string{"HOME=/h", "PATH=/bin", "NPM_TOKEN=a", "PIP_INDEX_URL=https://u:p@i.example/simple",
+		"GITHUB_TOKEN=b", "AWS_SECRET_ACCESS_KEY=c", "DB_PASSWORD=d", "OPENAI_API_KEY=e", "HF_TOKEN=f",
+		"LANG=C.UTF-8", "TERM=xterm", "EDITOR=vi", "GOFLAGS=-mod=mod"}
+	got := SecretVariables(environ)
+	assert.ElementsMatch(t, []string{"NPM_TOKEN", "PIP_INDEX_URL", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "OPENAI_API_KEY", "HF_TOKEN"}, got)
+	for _, name := range RegistryTokens(environ) {
+		assert.Contains(t, got, name, "every registry token is a secret")
+	}
+	assert.Empty(t, SecretVariables([]string{"HOME=/h", "PATH=/bin", "USER=me"}))
+}

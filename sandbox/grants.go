@@ -48,9 +48,10 @@ type Grants struct {
 	// Options.OnProxy: the shim's proxy to the agent's allowed hosts,
 	// served from outside.
 	Proxy string `json:"proxy,omitempty"`
-	// Withheld names variables taken out of its environment: a
-	// registry's token, which code that reaches the allowed hosts could
-	// publish with (see shim.grantsFor).
+	// Withheld names variables taken out of its environment: the
+	// secrets (a registry's token, GITHUB_TOKEN, …) that code reaching
+	// the allowed hosts could publish with or upload (see
+	// shim.grantsFor).
 	Withheld []string `json:"withheld,omitempty"`
 	// UnixSockets lets it create Unix sockets by path (socket(2) with
 	// AF_UNIX), which reach any socket file it can name: the hub's,

@@ -126,11 +126,13 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// And reach the agent's allowed hosts through the proxy
 		// (hostproxy.go): pip, npm or go fetching from their registries.
 		g.Proxy = proxyAddr
-		// Without a registry's token: an allowed registry takes
-		// publishes on the host it serves installs from (npm's), and
-		// code that runs confined is no one's to publish with. (A
-		// download that needs one asks: WithHosts.)
-		g.Withheld = policy.RegistryTokens(s.o.Environ)
+		// Without a registry's token, nor any other secret of the
+		// environment: an allowed registry takes publishes on the host
+		// it serves installs from (npm's), an upload carries whatever
+		// it is given, and code that runs confined is no one's to act
+		// as the user with. (A download that needs a token asks:
+		// WithHosts.)
+		g.Withheld = policy.SecretVariables(s.o.Environ)
 	}
 	dirs := gitDirs(ws)
 	if len(dirs) > 0 {

@@ -269,18 +269,19 @@ func TestNpmInstallThroughAllowedHosts(t *testing.T) {
 func TestConfinedWithProxyGetsNoRegistryToken(t *testing.T) {
 	requireConfinement(t)
 	script := `import os
-print(",".join(os.environ.get(k, "-") for k in ("NPM_TOKEN", "npm_config_//registry.npmjs.org/:_authToken", "TWINE_PASSWORD", "OTHER")))
+print(",".join(os.environ.get(k, "-") for k in ("NPM_TOKEN", "npm_config_//registry.npmjs.org/:_authToken", "TWINE_PASSWORD",
+    "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "OTHER")))
 `
 	for _, c := range []struct {
 		config, want string
 	}{
-		{`{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org"]}}}}`, "-,-,-,kept\n"},
-		{"", "npm_canary,npm_canary2,pypi_canary,kept\n"},
+		{`{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org"]}}}}`, "-,-,-,-,-,kept\n"},
+		{"", "npm_canary,npm_canary2,pypi_canary,gh_canary,aws_canary,kept\n"},
 	} {
 		e := newShimEnv(t, c.config)
 		require.NoError(t, os.WriteFile(filepath.Join(e.work, "env.py"), []byte(script), 0o644))
 		e.env = append(e.env, "NPM_TOKEN=npm_canary", "npm_config_//registry.npmjs.org/:_authToken=npm_canary2",
-			"TWINE_PASSWORD=pypi_canary", "OTHER=kept")
+			"TWINE_PASSWORD=pypi_canary", "GITHUB_TOKEN=gh_canary", "AWS_SECRET_ACCESS_KEY=aws_canary", "OTHER=kept")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "python3 env.py"), "")
 		cancel()
