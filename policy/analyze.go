@@ -8,6 +8,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/execgate/execgate/internal/gitconfig"
 	"github.com/execgate/execgate/policy/shparse"
 )
 
@@ -208,8 +209,10 @@ type analyzer struct {
 	managedProtected []string
 	// getenv reads the environment the command starts with (Request.Getenv).
 	getenv func(string) string
-	segs   []*Segment
-	funcs  map[string]*syntax.Stmt
+	// gitConfigs is Request.GitConfigs.
+	gitConfigs *gitconfig.Cache
+	segs       []*Segment
+	funcs      map[string]*syntax.Stmt
 	// calling holds the bodies of the functions being walked: a body met
 	// again inside itself is recursion, while a function that redefines
 	// its own name (f() { f() { …; }; }) has a new body to walk.

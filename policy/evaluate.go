@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/execgate/execgate/config"
+	"github.com/execgate/execgate/internal/gitconfig"
 	"github.com/execgate/execgate/pattern"
 	"github.com/execgate/execgate/policy/shparse"
 )
@@ -61,6 +62,10 @@ type Request struct {
 	// zsh, which reads it in its own language and judges what the bash
 	// analysis does not model as needs-review.
 	Dialect Dialect
+	// GitConfigs keeps the repositories' configuration read while this
+	// command is judged; nil reads it every time. Its holder stops it
+	// before anything runs (gitconfig.Cache).
+	GitConfigs *gitconfig.Cache
 }
 
 // env reads the command's starting environment ("" when unset or when
@@ -105,7 +110,7 @@ func (r Result) MayAssign(name string) bool {
 // allowlist or a decision.
 func (e *Engine) Analyze(req Request) Result {
 	start := cleanDir(req.Cwd)
-	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected, managedProtected: req.ManagedProtected, getenv: req.env}
+	a := &analyzer{r: e.rules, home: req.Home, workspace: cleanDir(cmp.Or(req.Workspace, req.Cwd)), cwd: start, start: start, protected: req.Protected, managedProtected: req.ManagedProtected, getenv: req.env, gitConfigs: req.GitConfigs}
 	a.settle(req.Command)
 	res := Result{Command: req.Command, Agent: req.Agent}
 	top := frame{lang: req.Dialect.lang()}

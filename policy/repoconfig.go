@@ -70,7 +70,7 @@ func (a *analyzer) repoConfig(seg *Segment, name string, words []word) {
 		}
 		return env(k)
 	}
-	cfg, err := gitconfig.Load(gitconfig.Options{Dir: c.dir, Getenv: getenv, Home: a.home, Params: c.params})
+	cfg, err := a.gitConfigs.Load(gitconfig.Options{Dir: c.dir, Getenv: getenv, Home: a.home, Params: c.params})
 	var found []gitconfig.Finding
 	if err == nil {
 		found, err = cfg.Programs(c.inv)
@@ -259,7 +259,7 @@ func (a *analyzer) judgeConfigured(cmd, dir string) (Risk, []string) {
 	if a.configDepth >= maxConfigDepth {
 		return NeedsReview, []string{"a configured command runs git, whose configuration runs another (depth limit)"}
 	}
-	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: dir, start: dir, protected: a.protected, managedProtected: a.managedProtected, getenv: a.getenv, configDepth: a.configDepth + 1}
+	inner := &analyzer{r: a.r, home: a.home, workspace: a.workspace, cwd: dir, start: dir, protected: a.protected, managedProtected: a.managedProtected, getenv: a.getenv, gitConfigs: a.gitConfigs, configDepth: a.configDepth + 1}
 	if err := inner.program(cmd, frame{depth: maxDepth - 1}); err != nil {
 		return NeedsReview, []string{"does not parse"}
 	}

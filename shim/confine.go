@@ -283,9 +283,13 @@ type workspaceMemo struct {
 	running bool
 }
 
-// forgetWorkspace drops sandboxWorkspace's kept answer and keeps none
-// from here on: called as the command starts.
-func (s *session) forgetWorkspace() { s.wsMemo = workspaceMemo{running: true} }
+// forgetWorkspace drops sandboxWorkspace's kept answer and the
+// configuration kept while judging, and keeps neither from here on:
+// called as the command starts.
+func (s *session) forgetWorkspace() {
+	s.wsMemo = workspaceMemo{running: true}
+	s.gitConfigs.Stop()
+}
 
 // findSandboxWorkspace is sandboxWorkspace without the memo.
 func (s *session) findSandboxWorkspace(cwd string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -396,4 +397,39 @@ func TestUnreadableCodeRecordAsks(t *testing.T) {
 	assert.Equal(t, ExitDenied, status)
 	assert.Equal(t, 1, w.asked)
 	assert.Contains(t, errOut, "is unreadable")
+}
+
+// Under the interp engine each command is judged as it runs, after what
+// ran before it: the repository's configuration read while the program
+// was judged whole is not kept for those judgments (gitconfig.Cache is
+// stopped as the program starts). Here an allowlisted script sets
+// core.fsmonitor, which the next git status would run: that one is judged
+// with it and refused.
+func TestEngineJudgesGitAfterConfigChanged(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+	init := exec.Command("git", "init", "-q", w.ws)
+	init.Env = []string{"HOME=" + w.home, "PATH=" + w.env["PATH"]}
+	out, err := init.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"), []byte(`{"version": 1, "shell": {"engine": "interp"},
+  "agents": {"test": {"allowlist": [{"pattern": "python3 plant.py $"}]}}}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "plant.py"), []byte(`import subprocess
+subprocess.run(["git", "config", "core.fsmonitor", "touch fsmonitor-ran; false"], check=True)
+`), 0o600))
+
+	// rm -rf ~/.ssh makes the whole program ask: the engine runs it,
+	// judging each command.
+	_, _, errOut := w.run(t, `git status >/dev/null; python3 plant.py; git status >/dev/null; rm -rf ~/.ssh`)
+	assert.Contains(t, errOut, "fsmonitor", "the second git status is judged with what plant.py set")
+	assert.NoFileExists(t, filepath.Join(w.ws, "fsmonitor-ran"))
+	assert.DirExists(t, filepath.Join(w.home, ".ssh"))
 }

@@ -27,7 +27,7 @@ func (s *session) hookFiles(ws string) []string {
 		filepath.Join(ws, "lefthook-local.yml"), filepath.Join(ws, ".lefthook-local.yml"),
 	}
 	dirs := []string{filepath.Join(ws, ".husky")}
-	if c, err := gitconfig.Load(gitconfig.Options{Dir: ws, Getenv: s.getenv, Home: s.getenv("HOME")}); err == nil {
+	if c, err := s.gitConfigs.Load(gitconfig.Options{Dir: ws, Getenv: s.getenv, Home: s.getenv("HOME")}); err == nil {
 		// An unreadable configuration names no directory here; the
 		// configuration file itself is watched (watchedFiles).
 		if hd, err := c.HookDirs(); err == nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/execgate/execgate/hookproto"
 	"github.com/execgate/execgate/hub"
 	"github.com/execgate/execgate/internal/denial"
+	"github.com/execgate/execgate/internal/gitconfig"
 	"github.com/execgate/execgate/internal/hostproxy"
 	"github.com/execgate/execgate/internal/self"
 	"github.com/execgate/execgate/internal/state"
@@ -180,6 +181,9 @@ type session struct {
 	codeRecord *codeSnapshot
 	// wsMemo is sandboxWorkspace's answer while the command is judged.
 	wsMemo workspaceMemo
+	// gitConfigs keeps the repositories' configuration while the command
+	// is judged (policy.Request.GitConfigs); stopped as it starts.
+	gitConfigs *gitconfig.Cache
 	// checkpointed is the workspace the checkpoint taken before this
 	// command recorded; "" when none was taken (see nested.go).
 	checkpointed string
@@ -361,6 +365,8 @@ func (s *session) run(ctx context.Context) (int, syscall.Signal) {
 	req := policy.NewRequest(cfg, agent, cwd, s.getenv("HOME"), policy.OwnFiles(configPath))
 	s.extra = cfg.SandboxFor(agent, s.getenv("HOME"))
 	req.Dialect, req.Getenv = s.dialect, s.getenv
+	s.gitConfigs = &gitconfig.Cache{}
+	req.GitConfigs = s.gitConfigs
 	s.trust = policy.NewTrust(cfg, s.getenv("HOME"), s.getenv)
 	var hubRefused error
 	s.hub, hubRefused = s.connectHub(ctx, cfg)
