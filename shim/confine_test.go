@@ -374,10 +374,9 @@ func TestCodeRecordKeptWhileTrue(t *testing.T) {
 	assert.Equal(t, asked, w.asked, "the approved change was recorded")
 }
 
-// A record of the code files that cannot be read vouches for nothing: the
-// next command asks as if everything watched had changed (it ran confined,
-// unasked, when the record could not be opened for any reason but its
-// absence).
+// A record of the code files that opens but cannot be read vouches for
+// nothing: the next command asks as if everything watched had changed (it
+// ran confined, unasked, when the read failed).
 func TestUnreadableCodeRecordAsks(t *testing.T) {
 	if st := sandbox.Probe(nil); !st.Supported() {
 		t.Skipf("cannot confine here: %s", st.Reason)

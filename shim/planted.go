@@ -168,8 +168,12 @@ func (s *session) plantedSince(ws string) []string {
 		return nil
 	}
 	b, err := state.ReadFile(path, maxRecord)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // no confined command wrote here
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Op == "open" {
+		// None there: no confined command wrote here. (Nor can a shim
+		// inside a confined command's sandbox open it, or one whose
+		// state directory is unusable; the former runs nothing outside
+		// that sandbox, the latter asks for other reasons.)
+		return nil
 	}
 	var old codeSnapshot
 	if err != nil || json.Unmarshal(b, &old) != nil || old.Workspace != ws {
