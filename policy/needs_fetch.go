@@ -223,8 +223,8 @@ func setsCredential(res Result) bool {
 // and asks. A value given in the same word (--prefix=/x) counts.
 var elsewhereOptions = nameSet{
 	"--default-index", "--extra-index-url", "--find-links", "--global", "--index", "--index-url",
-	"--location", "--prefix", "--registry", "--root", "--system", "--target", "--trusted-host",
-	"--user", "-f", "-g", "-i", "-t",
+	"--location", "--prefix", "--reg", "--registry", "--root", "--system", "--target", "--trusted-host",
+	"--user", "--userconfig", "-C", "-L", "-f", "-g", "-i", "-t",
 }
 
 // fetches reports whether argv asks a package manager to download from
@@ -293,12 +293,17 @@ func fetchOf(argv []string) (what, key string, args []string, ok bool) {
 		prog = "pip3" // pip3.12
 	}
 	var words []string // the words that are not options, before "--"
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			break
 		}
 		if offlineFlags.has(a) || a == "--help" {
 			return "", "", nil, false // only what is on disk, or it prints its help
+		}
+		if prog == "npm" && len(words) == 0 && npmTakesValue(a) {
+			i++ // npm --loglevel warn install: the value is no command
+			continue
 		}
 		if !isOption(a) && len(words) < 2 {
 			words = append(words, a)

@@ -69,6 +69,9 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 		"python -m pip install -U pip", "python3 -m pip install -e '.[dev]'", ".venv/bin/pip install -e '.[dev]'",
 		"uv sync", "uv pip install -r requirements.txt", "tox -e py311", "pip3.12 install requests",
 		"pip install -r requirements.txt && python -m pytest -q", "npm ci && npm test",
+		// npm's options before the command, with their values
+		"npm --loglevel warn install", "npm --loglevel=warn ci", "npm -w web install left-pad", "npm --no-audit install",
+		"npm --silent --workspace web ci", "npm --logl warn install", // npm expands --logl to --loglevel
 	} {
 		n := needs(command, registries)
 		assert.True(t, n.Within(), "%q: %+v", command, n)
@@ -93,6 +96,8 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 		"npm install github:a/b#main", "uv pip install --system requests",
 		// run together, or only known at run time
 		"npm install -gf typescript", "npm i -Dg x", "pip install -Ut /opt/x requests", "pip install -qie.example/simple x",
+		"npm -C /opt/web install", "npm --reg https://r.example install", "npm --userconfig /tmp/rc install",
+		"npm --loglevel warn --prefix /opt/x install",
 		"npm install $FLAGS x", "npm install $(echo -g) x", `pip install "$OPTS" requests`, "npm ci ${EXTRA}",
 		// something else beyond the boundary too
 		"npm install && curl https://example.com", "pip install x && cat ~/.ssh/id_rsa", "pip install x && rm -rf ~",
@@ -124,6 +129,8 @@ func TestDownloadsThroughAllowedHosts(t *testing.T) {
 	}
 	// What an upload or a registry action is said to do.
 	assert.Contains(t, needs("npm publish", registries).Beyond, "npm publish acts as you on the npm registry, over the network")
+	assert.Contains(t, needs("npm --loglevel warn publish", registries).Beyond, "npm publish acts as you on the npm registry, over the network")
+	assert.Contains(t, needs("npm --tag beta publish", registries).Beyond, "npm publish acts as you on the npm registry, over the network")
 	assert.Contains(t, needs("cargo yank --version 1.0.0", registries).Beyond, "cargo yank acts as you on crates.io, over the network")
 	// Every confined download is a fetcher's.
 	for key := range confinedFetches.all() {

@@ -168,3 +168,93 @@ func npmCommand(name string) string {
 	}
 	return found
 }
+
+// npmValueOptions are npm's options that take the next word as their
+// value (their type has no Boolean: npm --loglevel warn install installs):
+// every other option npm reads as a flag, and a word after it as the
+// command or an argument. Made from npm 11.19's
+// workspaces/config/lib/definitions/definitions.js
+// (https://github.com/npm/cli); TestNpmValueOptionsMatchNpm compares them
+// with the npm installed, where there is one. Sorted.
+var npmValueOptions = nameSet{
+	"_auth", "access", "allow-directory", "allow-file", "allow-git", "allow-remote", "allow-scripts", "also",
+	"audit-level", "auth-type", "before", "ca", "cache", "cache-max", "cache-min", "cafile", "call", "cert",
+	"cidr", "cpu", "depth", "diff", "diff-dst-prefix", "diff-src-prefix", "diff-unified", "editor",
+	"expect-result-count", "expires", "fetch-retries", "fetch-retry-factor", "fetch-retry-maxtimeout",
+	"fetch-retry-mintimeout", "fetch-timeout", "git", "globalconfig", "heading", "https-proxy", "include",
+	"init-author-email", "init-author-name", "init-author-url", "init-license", "init-module", "init-type",
+	"init-version", "init.author.email", "init.author.name", "init.author.url", "init.license", "init.module",
+	"init.version", "install-strategy", "key", "libc", "local-address", "location", "lockfile-version",
+	"loglevel", "logs-dir", "logs-max", "maxsockets", "message", "min-release-age", "min-release-age-exclude",
+	"name", "node-gyp", "node-options", "noproxy", "omit", "only", "orgs", "orgs-permission", "os", "otp",
+	"pack-destination", "package", "packages", "packages-and-scopes-permission", "password", "prefix", "preid",
+	"provenance-file", "proxy", "registry", "replace-registry-host", "save-prefix", "sbom-format", "sbom-type",
+	"scope", "scopes", "script-shell", "searchexclude", "searchlimit", "searchopts", "searchstaleness", "shell",
+	"tag", "tag-version-prefix", "token-description", "umask", "user-agent", "userconfig", "viewer", "which",
+	"workspace",
+}
+
+// npmValueShorthands are npm's shorthands for a value option without its
+// value (npm -w web install, npm -C dir install; npm -q is --loglevel warn,
+// value included). From the same file.
+var npmValueShorthands = table[string]{
+	{"C", "prefix"},
+	{"L", "location"},
+	{"c", "call"},
+	{"enjoy-by", "before"},
+	{"m", "message"},
+	{"reg", "registry"},
+	{"w", "workspace"},
+}
+
+// npmFlagOptions are npm's other options: those it reads as a flag (their
+// type has Boolean), needed to tell which option an abbreviation is. From
+// the same file. Sorted.
+var npmFlagOptions = nameSet{
+	"all", "allow-same-version", "allow-scripts-pending", "allow-scripts-pin", "audit", "bin-links", "browser",
+	"bypass-2fa", "color", "commit-hooks", "dangerously-allow-all-scripts", "description", "dev",
+	"diff-ignore-all-space", "diff-name-only", "diff-no-prefix", "diff-text", "dry-run", "engine-strict",
+	"expect-results", "force", "foreground-scripts", "format-package-lock", "fund", "git-tag-version", "global",
+	"global-style", "if-present", "ignore-scripts", "include-attestations", "include-staged",
+	"include-workspace-root", "init-private", "install-links", "json", "legacy-bundling", "legacy-peer-deps",
+	"link", "long", "offline", "omit-lockfile-registry-resolved", "optional", "package-lock",
+	"package-lock-only", "packages-all", "parseable", "prefer-dedupe", "prefer-offline", "prefer-online",
+	"production", "progress", "provenance", "read-only", "rebuild-bundle", "save", "save-bundle", "save-dev",
+	"save-exact", "save-optional", "save-peer", "save-prod", "shrinkwrap", "sign-git-commit", "sign-git-tag",
+	"strict-allow-scripts", "strict-peer-deps", "strict-ssl", "timing", "unicode", "update-notifier", "usage",
+	"version", "versions", "workspaces", "workspaces-update", "yes",
+}
+
+// npmTakesValue reports whether npm reads the option word a as one taking
+// the next word as its value, as npm's parser (nopt) does: a shorthand
+// (-w, --reg), a value option's name, or, for a long option, a start of
+// a name that no other option's name starts with (--logl is --loglevel).
+// --no-X, a flag, and an option npm does not know take no value.
+func npmTakesValue(a string) bool {
+	if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") || a == "-" || a == "--" {
+		return false
+	}
+	long := strings.HasPrefix(a, "--")
+	name := strings.TrimLeft(a, "-")
+	if strings.HasPrefix(name, "no-") {
+		return false // --no-X is X=false, whatever X is
+	}
+	if full, ok := npmValueShorthands.lookup(name); ok {
+		name = full
+	}
+	if npmValueOptions.has(name) || npmFlagOptions.has(name) || !long {
+		return npmValueOptions.has(name)
+	}
+	var only string
+	for _, set := range []nameSet{npmValueOptions, npmFlagOptions} {
+		for _, o := range set {
+			if strings.HasPrefix(o, name) {
+				if only != "" {
+					return false // the start of two names: npm expands neither
+				}
+				only = o
+			}
+		}
+	}
+	return npmValueOptions.has(only)
+}

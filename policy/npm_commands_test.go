@@ -78,3 +78,44 @@ func mustEval(t *testing.T, p string) string {
 	require.NoError(t, err)
 	return r
 }
+
+// TestNpmValueOptionsMatchNpm: the options npm reads with a value, and
+// the shorthands for one, are those of the npm installed, where there is
+// one: a flag taken for a value option would make the next word vanish
+// from the command (npm --foo publish read as a download), a value option
+// taken for a flag would make its value the command.
+func TestNpmValueOptionsMatchNpm(t *testing.T) {
+	for _, a := range []string{"--loglevel", "-w", "-C", "--reg", "--workspace", "--tag", "--otp", "--logl", "--regi", "--userc"} {
+		assert.True(t, npmTakesValue(a), a)
+	}
+	for _, a := range []string{"--global", "-g", "-D", "--save", "--audit", "--no-registry", "--loglevel=warn", "install",
+		"-", "--", "--foo", "--s", "--glob"} {
+		assert.False(t, npmTakesValue(a), a)
+	}
+
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	defs := filepath.Join(filepath.Dir(filepath.Dir(mustEval(t, npm))), "node_modules", "@npmcli", "config", "lib", "definitions", "index.js")
+	if _, err := os.Stat(defs); err != nil {
+		t.Skipf("npm's option definitions are not where npm 11 keeps them: %v", err)
+	}
+	script := `const {definitions, shorthands} = require(process.argv[1]);
+const bool = ([, d]) => [].concat(d.type).includes(Boolean);
+const vals = Object.entries(definitions).filter(d => !bool(d)).map(([k]) => k);
+console.log(vals.sort().join(" "));
+console.log(Object.entries(definitions).filter(bool).map(([k]) => k).sort().join(" "));
+console.log(Object.entries(shorthands).filter(([, v]) => v.length === 1 && vals.includes(v[0].replace(/^--/, ""))).map(([k, v]) => k + "=" + v[0].replace(/^--/, "")).sort().join(" "));`
+	out, err := exec.Command("node", "-e", script, defs).Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, strings.Join(npmValueOptions, " "), lines[0], "npm's value options (update npmValueOptions from npm's definitions)")
+	assert.Equal(t, strings.Join(npmFlagOptions, " "), lines[1], "npm's flags (update npmFlagOptions from npm's definitions)")
+	var short []string
+	for k, v := range npmValueShorthands.all() {
+		short = append(short, k+"="+v)
+	}
+	assert.ElementsMatch(t, strings.Fields(lines[2]), short, "npm's shorthands for a value option")
+}

@@ -223,6 +223,33 @@ func npmRegistry(t *testing.T, ip, name string, tgz []byte) (addr string, downlo
 	return addr, downloads
 }
 
+// npm's options before its command, with their values, do not hide the
+// command: npm --loglevel warn install is the download it is (before, the
+// value was taken for the command, and the install ran confined without
+// the proxy, and failed).
+func TestNpmInstallWithOptionsBeforeTheCommand(t *testing.T) {
+	requireConfinement(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	ip := hostAddr(t)
+	registry, downloads := npmRegistry(t, ip, "canarypkg", npmPackage(t, "canarypkg", "module.exports = 7;\n"))
+	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org", "`+registry+`"]}}}}`)
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "package.json"), []byte(`{"name": "ws", "version": "1.0.0"}`), 0o644))
+	e.env = append(e.env, "npm_config_registry=http://"+registry+"/", "npm_config_audit=false", "npm_config_fund=false",
+		"npm_config_update_notifier=false", "PATH=/usr/bin:/bin")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npm --loglevel warn install canarypkg"), "")
+	require.Equal(t, 0, o.status, "%+v", o)
+	assert.EqualValues(t, 1, downloads.Load())
+	node := exec.Command("node", "-e", "console.log(require('canarypkg'))")
+	node.Dir = e.work
+	got, err := node.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "7\n", string(got))
+}
+
 // The same for npm, which cannot install at all without a cache it can
 // write: `npm install` runs confined through the proxy, with a cache of
 // the workspace's own; the user's stays as it was.
