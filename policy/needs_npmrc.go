@@ -51,6 +51,14 @@ func (a *analyzer) registryTokenFiles(seg *Segment, words []word) {
 			return
 		}
 	}
+	if pythonDownload(argv) {
+		for _, f := range pythonIndexFiles(argv, a.cwd, a.home, a.env) {
+			if indexFileAuthenticates(f) {
+				seg.registryToken = true
+				return
+			}
+		}
+	}
 }
 
 // resolveFrom is p made absolute against the analyzer's directory.

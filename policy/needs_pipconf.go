@@ -1,0 +1,145 @@
+package policy
+
+import (
+	"bufio"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Python's package managers read index URLs, and the credentials in them,
+// from configuration files as well as from the environment
+// (RegistryCredentials): pip from PIP_CONFIG_FILE, the system's files,
+// the user's and the virtual environment's pip.conf
+// (https://pip.pypa.io/en/stable/topics/configuration/); uv from
+// uv.toml and pyproject.toml in the project and the user's and system's
+// uv.toml (https://docs.astral.sh/uv/concepts/configuration-files/).
+// What a download installs could read such a password and publish, or
+// upload it: the download asks, as with a token in its environment.
+
+// pythonIndexFiles lists the configuration files a Python download run by
+// argv in dir may take an index's credentials from; home and the
+// environment getenv say where the user's and the environment's are.
+func pythonIndexFiles(argv []string, dir, home string, getenv func(string) string) []string {
+	var files []string
+	add := func(ps ...string) {
+		for _, p := range ps {
+			if p != "" && filepath.IsAbs(p) {
+				files = append(files, p)
+			}
+		}
+	}
+	if v := getenv("PIP_CONFIG_FILE"); v != "" && v != os.DevNull {
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(dir, v)
+		}
+		add(v)
+	}
+	add("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/uv/uv.toml", "/etc/xdg/uv/uv.toml")
+	for _, d := range filepath.SplitList(getenv("XDG_CONFIG_DIRS")) {
+		add(filepath.Join(d, "pip", "pip.conf"), filepath.Join(d, "uv", "uv.toml"))
+	}
+	config := getenv("XDG_CONFIG_HOME")
+	if config == "" && home != "" {
+		config = filepath.Join(home, ".config")
+	}
+	if config != "" {
+		add(filepath.Join(config, "pip", "pip.conf"), filepath.Join(config, "uv", "uv.toml"))
+	}
+	if home != "" {
+		add(filepath.Join(home, ".pip", "pip.conf"))
+	}
+	// The virtual environment's own: the one activated, the one the
+	// program lives in (.venv/bin/pip), those of the directory.
+	add(filepath.Join(getenv("VIRTUAL_ENV"), "pip.conf"))
+	if len(argv) > 0 && strings.Contains(argv[0], "/") {
+		prog := argv[0]
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(dir, prog)
+		}
+		add(filepath.Join(filepath.Dir(filepath.Dir(prog)), "pip.conf"))
+	}
+	for _, venv := range []string{".venv", "venv", "env"} {
+		add(filepath.Join(dir, venv, "pip.conf"))
+	}
+	// The project's, in the directory and each one above it.
+	for d := dir; d != ""; d = parentDir(d) {
+		if d != home {
+			add(filepath.Join(d, "uv.toml"), filepath.Join(d, "pyproject.toml"))
+		}
+	}
+	return files
+}
+
+// pythonIndexKeys are the settings whose value is an index's URL or a
+// client certificate, in pip.conf (with or without leading dashes) and in
+// uv's TOML (url of an index, index-url, extra-index-url).
+var pythonIndexKeys = nameSet{
+	"client-cert", "client_cert", "extra-index-url", "extra_index_url", "find-links", "find_links", "index-url",
+	"index_url", "publish-url", "url",
+}
+
+// indexFileAuthenticates reports whether the configuration file at p sets
+// an index URL with a user in it, or a client certificate; or exists but
+// cannot be read whole, which counts as one.
+func indexFileAuthenticates(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
+	continued := false // a pip.conf value goes on over indented lines
+	for sc.Scan() {
+		line := sc.Text()
+		if continued && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
+			if urlsHaveUser(line) {
+				return true
+			}
+			continue
+		}
+		continued = false
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'-`))
+		if !pythonIndexKeys.has(k) {
+			continue
+		}
+		if k == "client-cert" || k == "client_cert" || urlsHaveUser(v) {
+			return true
+		}
+		continued = true
+	}
+	return sc.Err() != nil
+}
+
+// urlsHaveUser reports whether any URL in s (quoted or not, several to a
+// line) names a user or a password before its host.
+func urlsHaveUser(s string) bool {
+	for _, u := range strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '"' || r == '\'' || r == ',' || r == '[' || r == ']'
+	}) {
+		if _, rest, ok := strings.Cut(u, "://"); ok {
+			if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pythonDownload reports whether argv is a Python package manager's
+// download (pip's, uv's, tox's), whose configuration files may hold an
+// index's credentials.
+func pythonDownload(argv []string) bool {
+	_, key, _, ok := fetchOf(argv)
+	if !ok {
+		return false
+	}
+	prog, _, _ := strings.Cut(key, " ")
+	return strings.HasPrefix(prog, "pip") || prog == "uv" || prog == "tox" || path.Base(prog) == "pip"
+}
