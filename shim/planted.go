@@ -56,6 +56,11 @@ type fileID struct {
 type codeSnapshot struct {
 	Workspace string            `json:"workspace"`
 	Files     map[string]fileID `json:"files"`
+	// Unreadable says why git's configuration could not be read (see
+	// hookFiles): what it names was not watched. Becoming unreadable (a
+	// confined command can make it so: an include in the work tree too
+	// large for execgate, which git reads) is a change.
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // watchedFiles lists the files of ws that run code outside the sandbox
@@ -71,7 +76,9 @@ func watchedFiles(ws string, extra []string) []string {
 		dirs = append(dirs, filepath.Join(ws, ".git"))
 	}
 	for _, d := range dirs {
-		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
+		// (commondir names the directory git takes the configuration
+		// and hooks from: written, it moves both elsewhere.)
+		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"), filepath.Join(d, "commondir"))
 		entries, _ := os.ReadDir(filepath.Join(d, "hooks"))
 		for _, e := range entries {
 			if !strings.HasSuffix(e.Name(), ".sample") {
@@ -81,6 +88,15 @@ func watchedFiles(ws string, extra []string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// snapshot identifies the watched files of ws as they are now, the hook
+// managers' and what git's configuration names too (see hookFiles).
+func (s *session) snapshot(ws string) codeSnapshot {
+	extra, unreadable := s.hookFiles(ws)
+	snap := snapshotCode(ws, extra)
+	snap.Unreadable = unreadable
+	return snap
 }
 
 // snapshotCode identifies the watched files of ws as they are now; extra
@@ -141,6 +157,9 @@ func (snap codeSnapshot) changedSince(now codeSnapshot) []string {
 			out = append(out, p)
 		}
 	}
+	if now.Unreadable != "" && now.Unreadable != snap.Unreadable {
+		out = append(out, "(git's configuration cannot be read: "+now.Unreadable+")")
+	}
 	for i, p := range out {
 		if rel, err := filepath.Rel(snap.Workspace, p); err == nil && !strings.HasPrefix(rel, "..") {
 			out[i] = rel
@@ -181,7 +200,7 @@ func (s *session) plantedSince(ws string) []string {
 		// change of everything watched.
 		return []string{"(the record of " + ws + "'s code files is unreadable: " + path + ")"}
 	}
-	changed := old.changedSince(snapshotCode(ws, s.hookFiles(ws)))
+	changed := old.changedSince(s.snapshot(ws))
 	if len(changed) == 0 {
 		s.codeRecord = &old
 	}
@@ -196,7 +215,7 @@ func (s *session) rememberCode(ws string) {
 		s.warnf("record code files: %v", err)
 		return
 	}
-	snap := snapshotCode(ws, s.hookFiles(ws))
+	snap := s.snapshot(ws)
 	if rec := s.codeRecord; rec != nil && rec.Workspace == ws && len(rec.changedSince(snap)) == 0 {
 		return // the record says this already
 	}

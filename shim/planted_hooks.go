@@ -17,9 +17,13 @@ import (
 // lefthook's configuration. A confined command rewriting one of them
 // plants code that the next `git commit` or an approved `git push` runs,
 // unconfined, as surely as a new .git/hooks/pre-push would.
-func (s *session) hookFiles(ws string) []string {
+//
+// unreadable says why git's configuration could not be read ("" when it
+// was): then the directories and files it names are not known, and the
+// record says so (codeSnapshot.Unreadable).
+func (s *session) hookFiles(ws string) (files []string, unreadable string) {
 	if ws == "" {
-		return nil
+		return nil, ""
 	}
 	out := []string{
 		filepath.Join(ws, ".pre-commit-config.yaml"), filepath.Join(ws, ".pre-commit-config.yml"),
@@ -27,11 +31,24 @@ func (s *session) hookFiles(ws string) []string {
 		filepath.Join(ws, "lefthook-local.yml"), filepath.Join(ws, ".lefthook-local.yml"),
 	}
 	dirs := []string{filepath.Join(ws, ".husky")}
-	if c, err := s.gitConfigs.Load(gitconfig.Options{Dir: ws, Getenv: s.getenv, Home: s.getenv("HOME")}); err == nil {
-		// An unreadable configuration names no directory here; the
-		// configuration file itself is watched (watchedFiles).
+	c, err := s.gitConfigs.Load(gitconfig.Options{Dir: ws, Getenv: s.getenv, Home: s.getenv("HOME")})
+	if err != nil {
+		unreadable = err.Error()
+	} else {
 		if hd, err := c.HookDirs(); err == nil {
 			dirs = append(dirs, hd...)
+		} else {
+			unreadable = err.Error()
+		}
+		// And the files it was read from that a confined command may
+		// write: an include in the work tree (include.path =
+		// ../team.gitconfig), the config of a directory a commondir file
+		// names there. git runs what they set (core.fsmonitor) as surely
+		// as what .git/config sets.
+		for _, f := range c.Files() {
+			if insideOnDisk(f, ws) {
+				out = append(out, f)
+			}
 		}
 	}
 	own := "" // what watchedFiles lists already: the hooks of a .git directory
@@ -49,5 +66,5 @@ func (s *session) hookFiles(ws string) []string {
 			}
 		}
 	}
-	return out
+	return out, unreadable
 }
