@@ -1081,8 +1081,12 @@ func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec,
 }
 
 // secretName matches the names of variables that hold secrets by
-// convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
-var secretName = &lazyRegexp{expr: `(?i)(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_))`}
+// convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, DB_PASS,
+// MYSQL_PWD, GPG_PASSPHRASE, RAILS_MASTER_KEY, Gradle's signingKey,
+// AZURE_STORAGE_KEY and _CONNECTION_STRING, GitLab's CI_JOB_JWT,
+// SLACK_WEBHOOK_URL, …).
+var secretName = &lazyRegexp{expr: `(?i)(TOKEN|SECRET|PASSW|(^|_)PASS($|_)|(^|_)PWD$|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|` +
+	`(MASTER|SIGNING|ENCRYPTION|STORAGE|ACCOUNT)_?KEY|CONN(ECTION)?_?STR|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_)|(^|_)JWT($|_)|WEBHOOK)`}
 
 // printsSecretVariable flags printing a variable whose name says it holds a
 // secret: echo "$AWS_SECRET_ACCESS_KEY", printf '%s' "$TOKEN", printenv

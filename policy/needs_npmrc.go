@@ -153,15 +153,17 @@ func RegistryTokens(environ []string) []string {
 
 // SecretVariables lists the variables of environ whose names say they
 // hold a secret (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD: the
-// names echo "$NAME" is refused for), and every registry token
-// (RegistryTokens), once each. Code that runs confined but reaches the
+// names echo "$NAME" is refused for), those whose value is a URL with
+// credentials in it (DATABASE_URL, GOPROXY: carriesUserinfo), and every
+// registry token (RegistryTokens), once each. Code that runs confined but reaches the
 // network runs without them: an allowed host that takes uploads (a
 // registry, a code host) would carry them off as surely as any other.
 func SecretVariables(environ []string) []string {
 	out := RegistryTokens(environ)
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if name != "" && !slices.Contains(out, name) && secretName.get().MatchString(name) && !publicParams.has(name) {
+		name, value, _ := strings.Cut(kv, "=")
+		if name != "" && !slices.Contains(out, name) && !publicParams.has(name) &&
+			(secretName.get().MatchString(name) || carriesUserinfo(value)) {
 			out = append(out, name)
 		}
 	}
