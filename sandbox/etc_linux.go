@@ -37,6 +37,16 @@ var etcSecrets = [...]string{
 	"krb5.keytab",                      // Kerberos host keys
 	"machine-id",                       // a stable host identifier, not needed to build
 	"credstore", "credstore.encrypted", // systemd's credentials
+	"ssh/ssh_host_key",                    // sshd's protocol 1 host key
+	"ppp/chap-secrets", "ppp/pap-secrets", // pppd(8): dial-up and VPN passwords
+	"apt/auth.conf", "apt/auth.conf.d", // apt_auth.conf(5): private repositories' credentials
+	"mysql/debian.cnf",          // Debian's MySQL maintenance account password
+	"wpa_supplicant", "netplan", // Wi-Fi keys (netplan's YAML holds them too)
+	"ceph/*.keyring", // Ceph's client keys
+	"gitlab-runner",  // a CI runner's registration and job tokens
+	"gitlab/gitlab-secrets.json", "gitlab/initial_root_password",
+	"ldap.secret", "pam_ldap.secret", "libnss-ldap.secret", // LDAP bind passwords
+	"postfix/sasl_passwd", "postfix/sasl_passwd.db", // a relay's password
 }
 
 // secretUnder reports whether rel (a path below /etc) is one of
