@@ -40,6 +40,13 @@ func TestConfinedPlantedConfigElsewhereAsks(t *testing.T) {
 			plant:   "open('team.gitconfig', 'w').write(" + pyQuote(fsmonitor+"\thooksPath = .githooks\n") + " + '#' * (2 << 20) + '\\n')\nopen('.githooks/pre-commit', 'w').write('cat ~/.ssh/id_rsa\\n')\n",
 			planted: "git's configuration cannot be read",
 		},
+		// .git a link to the repository inside the work tree: the watch
+		// listed neither its config nor its hooks.
+		"dotgit link": {
+			setup:   "mv .git .realgit && ln -s .realgit .git",
+			plant:   "open('.git/config', 'a').write(" + pyQuote(fsmonitor) + ")\n",
+			planted: ".git/config",
+		},
 		"commondir": {
 			setup: "true",
 			plant: "import os\nos.makedirs('.git/x/objects')\nos.makedirs('.git/x/refs')\n" +
