@@ -1105,7 +1105,7 @@ func (a *analyzer) printsSecretVariable(seg *Segment, name string, words []word)
 			names = append(names, w.text) // printenv NAME
 		}
 		for _, p := range names {
-			if secretName.get().MatchString(p) && !numericParams.has(p) && !publicParams.has(p) {
+			if secretName.get().MatchString(p) && !numericParams.has(p) && !publicParams.has(p) && !publicByConvention(p) {
 				seg.add(Reason{Risk: Dangerous, Text: fmt.Sprintf("prints $%s, a secret by its name, to the agent, and so off the machine", p), Rule: "prints-secret",
 					Alternative: fmt.Sprintf("test -n \"$%s\" && echo set", p)})
 				return

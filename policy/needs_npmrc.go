@@ -162,7 +162,7 @@ func SecretVariables(environ []string) []string {
 	out := RegistryTokens(environ)
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if name != "" && !slices.Contains(out, name) && !publicParams.has(name) &&
+		if name != "" && !slices.Contains(out, name) && !publicParams.has(name) && !publicByConvention(name) &&
 			(secretName.get().MatchString(name) || carriesUserinfo(value)) {
 			out = append(out, name)
 		}

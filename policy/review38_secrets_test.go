@@ -32,6 +32,9 @@ func TestSecretVariablesByNameAndValue(t *testing.T) {
 	public := []string{
 		"HOME=/h", "PATH=/bin", "PWD=/h/w", "OLDPWD=/h", "LANG=C.UTF-8", "GOFLAGS=-mod=mod",
 		"GOPROXY_OTHER=https://proxy.golang.org,direct", "REPO=https://github.com/o/r", "PASSENGER_ENV=1",
+		// built into every visitor's page by the framework: public by design
+		"NEXT_PUBLIC_MAPS_API_KEY=AIza", "VITE_STRIPE_PUBLISHABLE_KEY=pk_test", "NEXT_PUBLIC_SENTRY_DSN=https://abc@o1.ingest.sentry.io/1",
+		"REACT_APP_API_KEY=x", "PUBLIC_SUPABASE_ANON_KEY=x",
 	}
 	var want []string
 	for _, kv := range secret {

@@ -24,3 +24,21 @@ func carriesUserinfo(v string) bool {
 		v = rest[end:]
 	}
 }
+
+// publicPrefixes are the prefixes web frameworks give the variables they
+// build into the pages they serve, so into every visitor's browser
+// (Next.js's NEXT_PUBLIC_, Vite's VITE_, Create React App's REACT_APP_,
+// Expo's EXPO_PUBLIC_, Nuxt's NUXT_PUBLIC_, Gatsby's GATSBY_, SvelteKit's
+// PUBLIC_): an API key there is public by the framework's design, and a
+// build needs it.
+var publicPrefixes = [...]string{"EXPO_PUBLIC_", "GATSBY_", "NEXT_PUBLIC_", "NUXT_PUBLIC_", "PUBLIC_", "REACT_APP_", "VITE_"}
+
+// publicByConvention reports whether name is one of those (publicPrefixes).
+func publicByConvention(name string) bool {
+	for _, p := range publicPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -5,9 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/execgate/execgate/sandbox"
 )
 
 // Configuration git reads from files the planted-code watch did not list:
@@ -100,4 +103,46 @@ func pyQuote(s string) string {
 		}
 	}
 	return string(append(out, '\''))
+}
+
+// A FIFO put in place of .git/config by a confined command made every
+// later command in the workspace hang in the planted-code watch, which
+// reads git's configuration: it is no regular file, so the configuration
+// cannot be read, and the next command says so and asks.
+func TestFifoGitConfigDoesNotHang(t *testing.T) {
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+	init := exec.Command("git", "init", "-q", w.ws)
+	init.Env = []string{"HOME=" + w.home, "PATH=" + w.env["PATH"]}
+	out, err := init.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "fifo.py"), []byte(`import os
+os.remove(".git/config")
+os.mkfifo(".git/config")
+`), 0o600))
+	status, _, errOut := w.run(t, "python3 fifo.py")
+	require.Equal(t, 0, status, errOut)
+	done := make(chan struct{})
+	var errOut2 string
+	go func() {
+		defer close(done)
+		_, _, errOut2 = w.run(t, "ls")
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		// Let the reader go, so that the test can end.
+		if f, err := os.OpenFile(filepath.Join(w.ws, ".git", "config"), os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		<-done
+		t.Fatal("the next command hung on a FIFO in place of .git/config")
+	}
+	assert.Contains(t, errOut2, "code that runs outside the sandbox changed", "%q", errOut2)
 }

@@ -99,14 +99,22 @@ func TightenFile(f *os.File) error {
 	return nil
 }
 
-// ReadFile is os.ReadFile without the runtime's network poller (see
-// OpenFile), reading at most limit bytes: more is an error.
+// ReadFile is os.ReadFile for a regular file, without the runtime's
+// network poller (see OpenFile), reading at most limit bytes: more is an
+// error. Anything but a regular file is an error too, found without
+// waiting: the open does not block (a FIFO put in a file's place would
+// hold the reader until something writes to it).
 func ReadFile(name string, limit int64) ([]byte, error) {
-	f, err := OpenFile(name, os.O_RDONLY, 0)
+	f, err := OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errNotRegular}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
@@ -116,6 +124,9 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// errNotRegular is ReadFile's error for what is not a regular file.
+var errNotRegular = errors.New("not a regular file")
 
 // OpenFile is os.OpenFile for a regular file, without the runtime's
 // network poller: os.OpenFile offers every file it opens to the poller
