@@ -76,3 +76,21 @@ func TestIndexCredentialsInPythonConfig(t *testing.T) {
 	assert.False(t, within("pip install requests", map[string]string{"PIP_CONFIG_FILE": ci}), "the file PIP_CONFIG_FILE names")
 	assert.True(t, within("pip install requests", map[string]string{"PIP_CONFIG_FILE": os.DevNull}), "PIP_CONFIG_FILE=/dev/null reads none")
 }
+
+// FuzzIndexFileAuthenticates: no content panics, and an index URL with a
+// password added on a line of its own is always found.
+func FuzzIndexFileAuthenticates(f *testing.F) {
+	for _, s := range []string{"[global]\nindex-url = https://pypi.org/simple\n", "url = \"https://a:b@h/s\"\n", "extra-index-url =\n  x\n", ""} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, content string) {
+		p := filepath.Join(dir, "pip.conf")
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		indexFileAuthenticates(p)
+		require.NoError(t, os.WriteFile(p, []byte(content+"\nindex-url = https://me:pw@pypi.example/simple\n"), 0o600))
+		if !indexFileAuthenticates(p) {
+			t.Errorf("missed the password after %q", content)
+		}
+	})
+}

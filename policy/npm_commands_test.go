@@ -119,3 +119,17 @@ console.log(Object.entries(shorthands).filter(([, v]) => v.length === 1 && vals.
 	}
 	assert.ElementsMatch(t, strings.Fields(lines[2]), short, "npm's shorthands for a value option")
 }
+
+// FuzzNpmTakesValue: no word panics; a word that is no option, or a
+// --no- one, or one with its value in it, never takes the next.
+func FuzzNpmTakesValue(f *testing.F) {
+	for _, s := range []string{"--loglevel", "-w", "--logl", "--no-registry", "install", "--", "-", "--=", "---x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, a string) {
+		takes := npmTakesValue(a)
+		if takes && (!strings.HasPrefix(a, "-") || strings.Contains(a, "=") || strings.HasPrefix(strings.TrimLeft(a, "-"), "no-")) {
+			t.Errorf("%q takes a value", a)
+		}
+	})
+}
