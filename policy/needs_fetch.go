@@ -188,13 +188,8 @@ func RegistryCredentials(getenv func(string) string) []string {
 		}
 	}
 	for _, name := range indexVars {
-		for _, u := range strings.Fields(getenv(name)) {
-			if _, rest, ok := strings.Cut(u, "://"); ok {
-				if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
-					out = append(out, name)
-					break
-				}
-			}
+		if carriesUserinfo(getenv(name)) {
+			out = append(out, name)
 		}
 	}
 	return out

@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -73,27 +71,17 @@ func (a *analyzer) resolveFrom(p string) string {
 // credentials (npmAuthKeys), or cannot be read whole: one that exists
 // but does not open counts.
 func npmrcAuthenticates(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
-	for sc.Scan() {
-		k, _, ok := strings.Cut(sc.Text(), "=")
+	return configLines(p, func(line string) bool {
+		k, _, ok := strings.Cut(line, "=")
 		if !ok {
-			continue
+			return false
 		}
 		k = strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'`))
 		if i := strings.LastIndex(k, ":"); i >= 0 {
 			k = k[i+1:] // //registry.npmjs.org/:_authToken
 		}
-		if npmAuthKeys.has(k) {
-			return true
-		}
-	}
-	return sc.Err() != nil
+		return npmAuthKeys.has(k)
+	})
 }
 
 // registryToken reports whether a download of res may read a registry's

@@ -18,25 +18,8 @@ import (
 // environment does: what it installs could read the token and publish.
 // An .npmrc that only names a registry, or ~/.npmrc, does not.
 func TestRegistryTokenInNpmrc(t *testing.T) {
-	e := testEngine(t)
-	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
-	registries := []string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	ws := filepath.Join(home, "project")
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, "web"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
-	write := func(p, s string) {
-		t.Helper()
-		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
-	}
+	within, write, home, ws := downloadWorld(t, "web")
 	write(filepath.Join(home, ".npmrc"), "//registry.npmjs.org/:_authToken=npm_home\n")
-	within := func(command string, env map[string]string) bool {
-		t.Helper()
-		getenv := func(k string) string { return env[k] }
-		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol, Getenv: getenv})
-		return NeedsOf(res, ws, home).WithHosts(registries, getenv).Within()
-	}
 	commands := []string{"npm ci", "npm install left-pad", "cd web && npm install", "pip install -r requirements.txt && npm ci",
 		"pip install requests"}
 	for _, c := range commands {
@@ -96,4 +79,30 @@ func TestSecretVariables(t *testing.T) {
 		assert.Contains(t, got, name, "every registry token is a secret")
 	}
 	assert.Empty(t, SecretVariables([]string{"HOME=/h", "PATH=/bin", "USER=me"}))
+}
+
+// downloadWorld is a workspace ws (a repository, holding dirs) in the home
+// directory of a root of its own, for judging downloads with the Python
+// and npm registries allowed: within says whether a command with the
+// environment env would run confined, write writes a file.
+func downloadWorld(t *testing.T, dirs ...string) (within func(command string, env map[string]string) bool, write func(p, s string), home, ws string) {
+	e := testEngine(t)
+	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
+	registries := []string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
+	home = filepath.Join(t.TempDir(), "home")
+	ws = filepath.Join(home, "project")
+	for _, d := range append(dirs, ".git") {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	write = func(p, s string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+	}
+	within = func(command string, env map[string]string) bool {
+		t.Helper()
+		getenv := func(k string) string { return env[k] }
+		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol, Getenv: getenv})
+		return NeedsOf(res, ws, home).WithHosts(registries, getenv).Within()
+	}
+	return within, write, home, ws
 }

@@ -84,6 +84,28 @@ var pythonIndexKeys = nameSet{
 // an index URL with a user in it, or a client certificate; or exists but
 // cannot be read whole, which counts as one.
 func indexFileAuthenticates(p string) bool {
+	continued := false // a pip.conf value goes on over indented lines
+	return configLines(p, func(line string) bool {
+		if continued && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
+			return carriesUserinfo(line)
+		}
+		continued = false
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return false
+		}
+		k = strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'-`))
+		if !pythonIndexKeys.has(k) {
+			return false
+		}
+		continued = true
+		return k == "client-cert" || k == "client_cert" || carriesUserinfo(v)
+	})
+}
+
+// configLines reports whether found holds for a line of the file at p,
+// or the file exists but cannot be read whole (it may hold anything).
+func configLines(p string, found func(line string) bool) bool {
 	f, err := os.Open(p)
 	if err != nil {
 		return !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
@@ -91,45 +113,12 @@ func indexFileAuthenticates(p string) bool {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
-	continued := false // a pip.conf value goes on over indented lines
 	for sc.Scan() {
-		line := sc.Text()
-		if continued && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
-			if urlsHaveUser(line) {
-				return true
-			}
-			continue
-		}
-		continued = false
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k = strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'-`))
-		if !pythonIndexKeys.has(k) {
-			continue
-		}
-		if k == "client-cert" || k == "client_cert" || urlsHaveUser(v) {
+		if found(sc.Text()) {
 			return true
 		}
-		continued = true
 	}
 	return sc.Err() != nil
-}
-
-// urlsHaveUser reports whether any URL in s (quoted or not, several to a
-// line) names a user or a password before its host.
-func urlsHaveUser(s string) bool {
-	for _, u := range strings.FieldsFunc(s, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '"' || r == '\'' || r == ',' || r == '[' || r == ']'
-	}) {
-		if _, rest, ok := strings.Cut(u, "://"); ok {
-			if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // pythonDownload reports whether argv is a Python package manager's

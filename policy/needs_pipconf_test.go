@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/execgate/execgate/config"
 )
 
 // TestIndexCredentialsInPythonConfig: an index URL with a password in it,
@@ -19,25 +17,8 @@ import (
 // installs could read it and upload what it likes. An index without a
 // user in it does not.
 func TestIndexCredentialsInPythonConfig(t *testing.T) {
-	e := testEngine(t)
-	pol := config.Policy{Security: config.SecurityAllowlist, Ask: config.AskOnMiss, AskFallback: config.SecurityDeny, TimeoutMs: 1000, AutoAllowSafe: true}
-	registries := []string{"pypi.org", "files.pythonhosted.org", "registry.npmjs.org"}
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	ws := filepath.Join(home, "project")
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".venv", "bin"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	within, write, home, ws := downloadWorld(t, filepath.Join(".venv", "bin"))
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "pip"), 0o755))
-	write := func(p, s string) {
-		t.Helper()
-		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
-	}
-	within := func(command string, env map[string]string) bool {
-		t.Helper()
-		getenv := func(k string) string { return env[k] }
-		res := e.Evaluate(Request{Command: command, Cwd: ws, Home: home, Policy: pol, Getenv: getenv})
-		return NeedsOf(res, ws, home).WithHosts(registries, getenv).Within()
-	}
 	commands := []string{"pip install requests", ".venv/bin/pip install -e .", "python3 -m pip install -r requirements.txt",
 		"uv sync", "uv pip install requests"}
 	for _, c := range commands {
@@ -71,7 +52,7 @@ func TestIndexCredentialsInPythonConfig(t *testing.T) {
 			write(c.file, string(old))
 		}
 	}
-	ci := filepath.Join(root, "ci-pip.conf")
+	ci := filepath.Join(t.TempDir(), "ci-pip.conf")
 	write(ci, "[global]\nindex-url = https://me:s3cret@pypi.example/simple\n")
 	assert.False(t, within("pip install requests", map[string]string{"PIP_CONFIG_FILE": ci}), "the file PIP_CONFIG_FILE names")
 	assert.True(t, within("pip install requests", map[string]string{"PIP_CONFIG_FILE": os.DevNull}), "PIP_CONFIG_FILE=/dev/null reads none")

@@ -335,14 +335,7 @@ func TestBashReadsRC(t *testing.T) {
 // unconfined run that changes a hook still updates it, so the change is
 // not taken for planted code.
 func TestCodeRecordKeptWhileTrue(t *testing.T) {
-	if st := sandbox.Probe(nil); !st.Supported() {
-		t.Skipf("cannot confine here: %s", st.Reason)
-	}
-	w := newConfinedWorld(t)
-	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git", "hooks"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "harmless.py"), []byte("open('out.txt', 'w').write('ok')\n"), 0o600))
-	status, _, errOut := w.run(t, "python3 harmless.py")
-	require.Equal(t, 0, status, errOut)
+	w := recordedWorld(t)
 	dir := filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined")
 	records, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	require.NoError(t, err)
@@ -364,7 +357,7 @@ func TestCodeRecordKeptWhileTrue(t *testing.T) {
 	// later.
 	w.approve = true
 	hook := filepath.Join(w.ws, ".git", "hooks", "pre-commit")
-	status, _, errOut = w.run(t, "cp harmless.py .git/hooks/pre-commit")
+	status, _, errOut := w.run(t, "cp harmless.py .git/hooks/pre-commit")
 	require.Equal(t, 0, status, errOut)
 	require.FileExists(t, hook)
 	w.approve = false
@@ -378,21 +371,14 @@ func TestCodeRecordKeptWhileTrue(t *testing.T) {
 // nothing: the next command asks as if everything watched had changed (it
 // ran confined, unasked, when the read failed).
 func TestUnreadableCodeRecordAsks(t *testing.T) {
-	if st := sandbox.Probe(nil); !st.Supported() {
-		t.Skipf("cannot confine here: %s", st.Reason)
-	}
-	w := newConfinedWorld(t)
-	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git", "hooks"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "harmless.py"), []byte("open('out.txt', 'w').write('ok')\n"), 0o600))
-	status, _, errOut := w.run(t, "python3 harmless.py")
-	require.Equal(t, 0, status, errOut)
+	w := recordedWorld(t)
 	records, err := filepath.Glob(filepath.Join(w.env["XDG_STATE_HOME"], "execgate", "confined", "*.json"))
 	require.NoError(t, err)
 	require.Len(t, records, 1)
 	require.NoError(t, os.Remove(records[0]))
 	require.NoError(t, os.Mkdir(records[0], 0o700)) // there, and unreadable as a file
 
-	status, _, errOut = w.run(t, "python3 harmless.py")
+	status, _, errOut := w.run(t, "python3 harmless.py")
 	assert.Equal(t, ExitDenied, status)
 	assert.Equal(t, 1, w.asked)
 	assert.Contains(t, errOut, "is unreadable")
@@ -405,18 +391,7 @@ func TestUnreadableCodeRecordAsks(t *testing.T) {
 // core.fsmonitor, which the next git status would run: that one is judged
 // with it and refused.
 func TestEngineJudgesGitAfterConfigChanged(t *testing.T) {
-	if st := sandbox.Probe(nil); !st.Supported() {
-		t.Skipf("cannot confine here: %s", st.Reason)
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	w := newConfinedWorld(t)
-	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
-	init := exec.Command("git", "init", "-q", w.ws)
-	init.Env = []string{"HOME=" + w.home, "PATH=" + w.env["PATH"]}
-	out, err := init.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	w := newConfinedRepo(t)
 	cfgDir := filepath.Join(w.env["XDG_CONFIG_HOME"], "execgate")
 	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "exec-approvals.json"), []byte(`{"version": 1, "shell": {"engine": "interp"},
@@ -431,4 +406,39 @@ subprocess.run(["git", "config", "core.fsmonitor", "touch fsmonitor-ran; false"]
 	assert.Contains(t, errOut, "fsmonitor", "the second git status is judged with what plant.py set")
 	assert.NoFileExists(t, filepath.Join(w.ws, "fsmonitor-ran"))
 	assert.DirExists(t, filepath.Join(w.home, ".ssh"))
+}
+
+// newConfinedRepo is newConfinedWorld with a real repository (git init)
+// as its workspace, skipping where nothing can be confined or git is
+// missing.
+func newConfinedRepo(t *testing.T) *confinedWorld {
+	t.Helper()
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
+	init := exec.Command("git", "init", "-q", w.ws)
+	init.Env = []string{"HOME=" + w.home, "PATH=" + w.env["PATH"]}
+	out, err := init.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return w
+}
+
+// recordedWorld is a confined world in which a harmless confined command
+// (python3 harmless.py) ran: the record of its code files is made.
+func recordedWorld(t *testing.T) *confinedWorld {
+	t.Helper()
+	if st := sandbox.Probe(nil); !st.Supported() {
+		t.Skipf("cannot confine here: %s", st.Reason)
+	}
+	w := newConfinedWorld(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git", "hooks"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "harmless.py"), []byte("open('out.txt', 'w').write('ok')\n"), 0o600))
+	status, _, errOut := w.run(t, "python3 harmless.py")
+	require.Equal(t, 0, status, errOut)
+	return w
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/execgate/execgate/sandbox"
 )
 
 // Configuration git reads from files the planted-code watch did not list:
@@ -110,18 +108,7 @@ func pyQuote(s string) string {
 // reads git's configuration: it is no regular file, so the configuration
 // cannot be read, and the next command says so and asks.
 func TestFifoGitConfigDoesNotHang(t *testing.T) {
-	if st := sandbox.Probe(nil); !st.Supported() {
-		t.Skipf("cannot confine here: %s", st.Reason)
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	w := newConfinedWorld(t)
-	require.NoError(t, os.RemoveAll(filepath.Join(w.ws, ".git")))
-	init := exec.Command("git", "init", "-q", w.ws)
-	init.Env = []string{"HOME=" + w.home, "PATH=" + w.env["PATH"]}
-	out, err := init.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	w := newConfinedRepo(t)
 	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "fifo.py"), []byte(`import os
 os.remove(".git/config")
 os.mkfifo(".git/config")

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,7 +134,9 @@ func TestPipInstallThroughAllowedHosts(t *testing.T) {
 			assert.Equal(t, "42\n", string(got))
 			assert.Greater(t, downloads.Load(), before, "the wheel came from the index")
 			assert.Empty(t, filesUnder(t, filepath.Join(e.home(), ".cache", "pip")), "the user's own pip cache was written")
-			own, _ := filepath.Glob(filepath.Join(e.home(), ".cache", "execgate", "pip", "*[^e]"))
+			// (KEY.workspace beside it says which workspace KEY is.)
+			own, _ := filepath.Glob(filepath.Join(e.home(), ".cache", "execgate", "pip", "*"))
+			own = slices.DeleteFunc(own, func(p string) bool { return strings.HasSuffix(p, ".workspace") })
 			require.Len(t, own, 1)
 			assert.NotEmpty(t, filesUnder(t, own[0]), "the workspace's pip cache holds nothing")
 
@@ -228,52 +231,55 @@ func npmRegistry(t *testing.T, ip, name string, tgz []byte) (addr string, downlo
 // value was taken for the command, and the install ran confined without
 // the proxy, and failed).
 func TestNpmInstallWithOptionsBeforeTheCommand(t *testing.T) {
-	requireConfinement(t)
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed")
-	}
-	ip := hostAddr(t)
-	registry, downloads := npmRegistry(t, ip, "canarypkg", npmPackage(t, "canarypkg", "module.exports = 7;\n"))
-	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org", "`+registry+`"]}}}}`)
-	require.NoError(t, os.WriteFile(filepath.Join(e.work, "package.json"), []byte(`{"name": "ws", "version": "1.0.0"}`), 0o644))
-	e.env = append(e.env, "npm_config_registry=http://"+registry+"/", "npm_config_audit=false", "npm_config_fund=false",
-		"npm_config_update_notifier=false", "PATH=/usr/bin:/bin")
+	e, downloads := npmWorld(t, "module.exports = 7;\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npm --loglevel warn install canarypkg"), "")
 	require.Equal(t, 0, o.status, "%+v", o)
 	assert.EqualValues(t, 1, downloads.Load())
+	assert.Equal(t, "7\n", requireCanary(t, e))
+}
+
+// npmWorld is a workspace with a package.json whose agent may reach a
+// local stand-in for the npm registry, serving canarypkg with source as
+// its index.js; downloads counts the tarballs it served.
+func npmWorld(t *testing.T, source string) (*shimEnv, *atomic.Int32) {
+	t.Helper()
+	requireConfinement(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	ip := hostAddr(t)
+	registry, downloads := npmRegistry(t, ip, "canarypkg", npmPackage(t, "canarypkg", source))
+	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org", "`+registry+`"]}}}}`)
+	require.NoError(t, os.WriteFile(filepath.Join(e.work, "package.json"), []byte(`{"name": "ws", "version": "1.0.0"}`), 0o644))
+	e.env = append(e.env, "npm_config_registry=http://"+registry+"/", "npm_config_audit=false", "npm_config_fund=false",
+		"npm_config_update_notifier=false", "PATH=/usr/bin:/bin")
+	return e, downloads
+}
+
+// requireCanary is what node prints of canarypkg installed in e's
+// workspace.
+func requireCanary(t *testing.T, e *shimEnv) string {
+	t.Helper()
 	node := exec.Command("node", "-e", "console.log(require('canarypkg'))")
 	node.Dir = e.work
 	got, err := node.Output()
 	require.NoError(t, err)
-	assert.Equal(t, "7\n", string(got))
+	return string(got)
 }
 
 // The same for npm, which cannot install at all without a cache it can
 // write: `npm install` runs confined through the proxy, with a cache of
 // the workspace's own; the user's stays as it was.
 func TestNpmInstallThroughAllowedHosts(t *testing.T) {
-	requireConfinement(t)
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed")
-	}
-	ip := hostAddr(t)
-	registry, downloads := npmRegistry(t, ip, "canarypkg", npmPackage(t, "canarypkg", "module.exports = 42;\n"))
-	e := newShimEnv(t, `{"version": 1, "agents": {"*": {"sandbox": {"hosts": ["registry.npmjs.org", "`+registry+`"]}}}}`)
-	require.NoError(t, os.WriteFile(filepath.Join(e.work, "package.json"), []byte(`{"name": "ws", "version": "1.0.0"}`), 0o644))
-	e.env = append(e.env, "npm_config_registry=http://"+registry+"/", "npm_config_audit=false", "npm_config_fund=false",
-		"npm_config_update_notifier=false", "PATH=/usr/bin:/bin")
+	e, downloads := npmWorld(t, "module.exports = 42;\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "npm install canarypkg"), "")
 	require.Equal(t, 0, o.status, "%+v", o)
 	assert.EqualValues(t, 1, downloads.Load())
-	node := exec.Command("node", "-e", "console.log(require('canarypkg'))")
-	node.Dir = e.work
-	got, err := node.Output()
-	require.NoError(t, err)
-	assert.Equal(t, "42\n", string(got))
+	assert.Equal(t, "42\n", requireCanary(t, e))
 	assert.Empty(t, filesUnder(t, filepath.Join(e.home(), ".npm", "_cacache")), "the user's own npm cache was written")
 	// With the user's npm token in its environment, what it installs
 	// could publish as the user: it asks (nobody here: refused).
@@ -283,7 +289,7 @@ func TestNpmInstallThroughAllowedHosts(t *testing.T) {
 	assert.NotEqual(t, 0, o.status, "%+v", o)
 	assert.Contains(t, o.stderr, "execgate: denied: npm install downloads from the npm registry")
 	assert.EqualValues(t, 1, downloads.Load(), "downloaded with a token in its environment")
-	own, _ := filepath.Glob(filepath.Join(e.home(), ".cache", "execgate", "npm", "*[^e]", "_cacache"))
+	own, _ := filepath.Glob(filepath.Join(e.home(), ".cache", "execgate", "npm", "*", "_cacache"))
 	require.Len(t, own, 1, "the workspace's npm cache")
 	assert.NotEmpty(t, filesUnder(t, own[0]))
 }
