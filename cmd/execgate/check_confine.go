@@ -35,6 +35,10 @@ type confinementJSON struct {
 	// (agents.NAME.sandbox): more to read, and, for a command that
 	// writes, more to write.
 	Extra config.SandboxConfig `json:"extra,omitzero"`
+	// Withheld names the variables of this environment that a confined
+	// command reaching the allowed hosts runs without: its secrets
+	// (policy.SecretVariables).
+	Withheld []string `json:"withheld,omitempty"`
 }
 
 // probeSandbox says whether this machine can confine (sandbox.Probe).
@@ -109,6 +113,11 @@ func confinementOf(c *checker, res *policy.Result, getenv func(string) string) c
 		}
 	}
 	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra, Loopback: c.loopbackOf(n, st), Leftovers: c.leftoversOf(n, st)}
+	if out.Loopback == "private" && len(c.extra.Hosts) > 0 {
+		// As the shim's grants: code that reaches the proxy runs
+		// without the environment's secrets.
+		out.Withheld = policy.SecretVariables(os.Environ())
+	}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
 		out.Confined = true
 		res.Decision = policy.Allow
@@ -142,6 +151,9 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 		fmt.Fprintln(w, "network: a private loopback of its own (a test's server works; nothing outside is reached)")
 	case cj.Loopback != "":
 		fmt.Fprintf(w, "network: %s\n", cj.Loopback)
+	}
+	if len(cj.Withheld) > 0 {
+		fmt.Fprintf(w, "environment: runs without %s (secrets: it reaches the allowed hosts)\n", strings.Join(cj.Withheld, ", "))
 	}
 	switch {
 	case cj.Leftovers == "tracked":

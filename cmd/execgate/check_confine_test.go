@@ -190,9 +190,12 @@ func TestCheckDownloadThroughAllowedHosts(t *testing.T) {
 		return out.String(), errb.String()
 	}
 	write(`"registry.npmjs.org"`)
+	t.Setenv("GITHUB_TOKEN", "gh_canary")
 	out, _ := check()
 	assert.Contains(t, out, "confined: runs unasked inside the sandbox (writes the workspace; runs code; downloads through the proxy)\n")
 	assert.Contains(t, out, "network: a private loopback of its own; its downloads reach registry.npmjs.org through the proxy, nothing else outside\n")
+	// What the shim's grants take out of its environment, said.
+	assert.Regexp(t, `(?m)^environment: runs without .*GITHUB_TOKEN.* \(secrets: it reaches the allowed hosts\)$`, out)
 
 	probeLoopback = func() error { return errors.New("no user namespaces") }
 	out, _ = check()
