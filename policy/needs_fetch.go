@@ -200,6 +200,9 @@ func RegistryCredentials(getenv func(string) string) []string {
 // one that, from the environment, would keep a download asking.
 func setsCredential(res Result) bool {
 	for _, seg := range res.Segments {
+		if setsDownloadConfig(seg.Text) {
+			return true // npm_config_prefix=/x, PIP_TARGET=/x, UV_CONFIG_FILE=ci.toml
+		}
 		for _, names := range []nameSet{registryCredentials, indexVars} {
 			for _, name := range names {
 				if strings.Contains(seg.Text, name+"=") {
