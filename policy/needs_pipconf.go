@@ -1,11 +1,12 @@
 package policy
 
 import (
-	"bufio"
+	"errors"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Python's package managers read index URLs, and the credentials in them,
@@ -104,21 +105,20 @@ func indexFileAuthenticates(p string) bool {
 }
 
 // configLines reports whether found holds for a line of the file at p,
-// or the file exists but cannot be read whole (it may hold anything).
+// or the file exists but cannot be read whole (it may hold anything):
+// larger than a project file may be, or no regular file (a FIFO put in
+// its place fails the read at once, instead of holding it: readProjectFile).
 func configLines(p string, found func(line string) bool) bool {
-	f, err := os.Open(p)
+	b, err := readProjectFile(p)
 	if err != nil {
-		return !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
+		return !os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
-	for sc.Scan() {
-		if found(sc.Text()) {
+	for line := range strings.Lines(string(b)) {
+		if found(strings.TrimRight(line, "\r\n")) {
 			return true
 		}
 	}
-	return sc.Err() != nil
+	return false
 }
 
 // pythonDownload reports whether argv is a Python package manager's

@@ -3,7 +3,9 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,5 +62,31 @@ func TestDownloadConfiguredByTheCommand(t *testing.T) {
 	for _, c := range []string{"npm_config_audit=false npm ci", "PIP_NO_CACHE_DIR=1 pip install x", "PIP_DISABLE_PIP_VERSION_CHECK=1 pip install -r requirements.txt",
 		"UV_NO_PROGRESS=1 uv sync", "CI=true npm ci"} {
 		assert.True(t, within(c, nil), c)
+	}
+}
+
+// TestConfigFIFODoesNotHang: a FIFO in place of an .npmrc, a pip.conf or
+// a pyproject.toml (confined code may make one in the workspace) fails
+// the read at once, and the download asks, instead of holding every later
+// npm install or pip install until something writes to it.
+func TestConfigFIFODoesNotHang(t *testing.T) {
+	within, _, _, ws := downloadWorld(t, filepath.Join(".venv", "bin"))
+	for _, c := range []struct{ file, command string }{
+		{".npmrc", "npm install"}, {filepath.Join(".venv", "pip.conf"), "pip install requests"}, {"pyproject.toml", "uv sync"},
+	} {
+		p := filepath.Join(ws, c.file)
+		require.NoError(t, syscall.Mkfifo(p, 0o600))
+		done := make(chan bool, 1)
+		go func() { done <- within(c.command, nil) }()
+		select {
+		case got := <-done:
+			assert.False(t, got, "%q with a FIFO for %s", c.command, c.file)
+		case <-time.After(10 * time.Second):
+			w, err := os.OpenFile(p, os.O_WRONLY, 0) // let the reader go
+			require.NoError(t, err)
+			w.Close()
+			t.Fatalf("%q hangs on a FIFO for %s", c.command, c.file)
+		}
+		require.NoError(t, os.Remove(p))
 	}
 }
