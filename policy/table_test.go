@@ -81,7 +81,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"treeMakers":   treeMakers, // the kernel sandbox (issue 24)
 		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
 		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "registryActions": registryActions, "regenerated": regenerated, "indexVars": indexVars, "npmAuthKeys": npmAuthKeys,
-		"npmValueOptions": npmValueOptions, "npmFlagOptions": npmFlagOptions, "clientCertKeys": clientCertKeys, "elsewhereVars": elsewhereVars, "npmElsewhere": npmElsewhere,
+		"npmValueOptions": npmValueOptions, "npmFlagOptions": npmFlagOptions, "clientCertKeys": clientCertKeys, "npmrcConfigKeys": npmrcConfigKeys, "elsewhereVars": elsewhereVars, "npmElsewhere": npmElsewhere,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
