@@ -1084,9 +1084,15 @@ func (a *analyzer) printsSecretStore(seg *Segment, label string, spec *safeSpec,
 // convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, DB_PASS,
 // MYSQL_PWD, GPG_PASSPHRASE, RAILS_MASTER_KEY, Gradle's signingKey,
 // AZURE_STORAGE_KEY and _CONNECTION_STRING, GitLab's CI_JOB_JWT,
-// SLACK_WEBHOOK_URL, …).
+// SLACK_WEBHOOK_URL; keys named for what they let one do: Tailscale's
+// TS_AUTHKEY, Datadog's DD_APP_KEY, Laravel's APP_KEY, ALGOLIA_ADMIN_KEY,
+// CYPRESS_RECORD_KEY, DEPLOY_KEY, SSH_KEY, GCP_SA_KEY, SOPS_AGE_KEY,
+// SUPABASE_SERVICE_ROLE_KEY, Gradle's signingInMemoryKey; a CLI's
+// session: Bitwarden's BW_SESSION, 1Password's OP_SESSION_x, fastlane's
+// FASTLANE_SESSION; …).
 var secretName = &lazyRegexp{expr: `(?i)(TOKEN|SECRET|PASSW|(^|_)PASS($|_)|(^|_)PWD$|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|` +
-	`(MASTER|SIGNING|ENCRYPTION|STORAGE|ACCOUNT)_?KEY|CONN(ECTION)?_?STR|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_)|(^|_)JWT($|_)|WEBHOOK)`}
+	`(MASTER|SIGNING|ENCRYPTION|STORAGE|ACCOUNT)_?KEY|CONN(ECTION)?_?STR|CREDENTIAL|(^|_)AUTH($|_)|SESSION_?KEY|(^|_)PAT($|_)|(^|_)JWT($|_)|WEBHOOK|` +
+	`AUTH_?KEY|IN_?MEMORY_?KEY|(^|_)(APP|ADMIN|APPLICATION|RECORD|DEPLOY|SSH|SA|AGE|SERVICE_ROLE)_?KEY$|(^|_)SESSION$|^OP_SESSION_)`}
 
 // printsSecretVariable flags printing a variable whose name says it holds a
 // secret: echo "$AWS_SECRET_ACCESS_KEY", printf '%s' "$TOKEN", printenv

@@ -18,6 +18,7 @@ func TestLazyRegexps(t *testing.T) {
 		"redirectArrayVar": redirectArrayVar,
 		// paths (issue 22)
 		"jqImport": jqImport, "sedSelect": sedSelect,
+		"assignedName": assignedName, "neverPublic": neverPublic,
 	}
 	for name, re := range all {
 		if re.get() == nil {

@@ -200,6 +200,9 @@ func RegistryCredentials(getenv func(string) string) []string {
 // one that, from the environment, would keep a download asking.
 func setsCredential(res Result) bool {
 	for _, seg := range res.Segments {
+		if setsDownloadConfig(seg.Text) {
+			return true // npm_config_prefix=/x, PIP_TARGET=/x, UV_CONFIG_FILE=ci.toml
+		}
 		for _, names := range []nameSet{registryCredentials, indexVars} {
 			for _, name := range names {
 				if strings.Contains(seg.Text, name+"=") {
@@ -240,6 +243,11 @@ func confinedFetch(argv []string) (hosts []string, ok bool) {
 	hosts, ok = confinedFetches.lookup(key)
 	if !ok {
 		return nil, false
+	}
+	if key == "npm" || strings.HasPrefix(key, "npm ") {
+		if !npmConfined(args) {
+			return nil, false
+		}
 	}
 	for _, a := range args {
 		if a == "--" {
@@ -296,13 +304,13 @@ func fetchOf(argv []string) (what, key string, args []string, ok bool) {
 		if offlineFlags.has(a) || a == "--help" {
 			return "", "", nil, false // only what is on disk, or it prints its help
 		}
-		if prog == "npm" && len(words) == 0 && npmTakesValue(a) {
-			i++ // npm --loglevel warn install: the value is no command
-			continue
-		}
 		if !isOption(a) && len(words) < 2 {
 			words = append(words, a)
 		}
+	}
+	if prog == "npm" {
+		_, words, _ = npmRead(args) // npm --loglevel warn install: the value is no command
+		words = words[:min(len(words), 2)]
 	}
 	if prog == "npm" && len(words) > 0 {
 		if cmd := npmCommand(words[0]); cmd != "" {

@@ -43,10 +43,22 @@ func (a *analyzer) registryTokenFiles(seg *Segment, words []word) {
 			files = append(files, filepath.Join(d, ".npmrc"))
 		}
 	}
-	for _, f := range files {
-		if npmrcAuthenticates(f) {
+	for i := 0; i < len(files); i++ {
+		if i == maxNpmrcFiles || npmrcAuthenticates(files[i]) {
 			seg.registryToken = true
 			return
+		}
+		for _, v := range npmrcNamedConfigs(files[i]) {
+			if strings.Contains(v, "${") {
+				seg.registryToken = true // only known when npm reads it
+				return
+			}
+			if rest, ok := strings.CutPrefix(v, "~/"); ok && a.home != "" {
+				v = filepath.Join(a.home, rest)
+			}
+			if f := a.resolveFrom(v); !slices.Contains(files, f) {
+				files = append(files, f)
+			}
 		}
 	}
 	if pythonDownload(argv) {
@@ -57,6 +69,32 @@ func (a *analyzer) registryTokenFiles(seg *Segment, words []word) {
 			}
 		}
 	}
+}
+
+// maxNpmrcFiles bounds the .npmrc files one download's check reads,
+// those that name others included: more asks.
+const maxNpmrcFiles = 64
+
+// npmrcConfigKeys are the settings of an .npmrc that name another file
+// npm reads its configuration from, credentials included (a project's
+// .npmrc may set userconfig=sub/u.npmrc: npm 11 then sends that file's
+// token).
+var npmrcConfigKeys = nameSet{"globalconfig", "userconfig"}
+
+// npmrcNamedConfigs lists the files the .npmrc at p names as npm's user
+// or global configuration (npmrcConfigKeys), as written.
+func npmrcNamedConfigs(p string) []string {
+	var out []string
+	configLines(p, func(line string) bool {
+		k, v, ok := strings.Cut(line, "=")
+		if ok && npmrcConfigKeys.has(strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'`))) {
+			if v = strings.Trim(strings.TrimSpace(v), `"'`); v != "" {
+				out = append(out, v)
+			}
+		}
+		return false
+	})
+	return out
 }
 
 // resolveFrom is p made absolute against the analyzer's directory.

@@ -1,11 +1,12 @@
 package policy
 
 import (
-	"bufio"
+	"errors"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Python's package managers read index URLs, and the credentials in them,
@@ -13,8 +14,9 @@ import (
 // (RegistryCredentials): pip from PIP_CONFIG_FILE, the system's files,
 // the user's and the virtual environment's pip.conf
 // (https://pip.pypa.io/en/stable/topics/configuration/); uv from
-// uv.toml and pyproject.toml in the project and the user's and system's
-// uv.toml (https://docs.astral.sh/uv/concepts/configuration-files/).
+// uv.toml and pyproject.toml in the project, the user's and system's
+// uv.toml, and UV_CONFIG_FILE's or --config-file's
+// (https://docs.astral.sh/uv/concepts/configuration-files/).
 // What a download installs could read such a password and publish, or
 // upload it: the download asks, as with a token in its environment.
 
@@ -30,11 +32,21 @@ func pythonIndexFiles(argv []string, dir, home string, getenv func(string) strin
 			}
 		}
 	}
-	if v := getenv("PIP_CONFIG_FILE"); v != "" && v != os.DevNull {
-		if !filepath.IsAbs(v) {
-			v = filepath.Join(dir, v)
+	named := []string{getenv("PIP_CONFIG_FILE"), getenv("UV_CONFIG_FILE")}
+	for i, a := range argv {
+		if v, ok := strings.CutPrefix(a, "--config-file="); ok {
+			named = append(named, v) // uv's
+		} else if a == "--config-file" && i+1 < len(argv) {
+			named = append(named, argv[i+1])
 		}
-		add(v)
+	}
+	for _, v := range named {
+		if v != "" && v != os.DevNull {
+			if !filepath.IsAbs(v) {
+				v = filepath.Join(dir, v)
+			}
+			add(v)
+		}
 	}
 	add("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/uv/uv.toml", "/etc/xdg/uv/uv.toml")
 	for _, d := range filepath.SplitList(getenv("XDG_CONFIG_DIRS")) {
@@ -72,53 +84,41 @@ func pythonIndexFiles(argv []string, dir, home string, getenv func(string) strin
 	return files
 }
 
-// pythonIndexKeys are the settings whose value is an index's URL or a
-// client certificate, in pip.conf (with or without leading dashes) and in
-// uv's TOML (url of an index, index-url, extra-index-url).
-var pythonIndexKeys = nameSet{
-	"client-cert", "client_cert", "extra-index-url", "extra_index_url", "find-links", "find_links", "index-url",
-	"index_url", "publish-url", "url",
-}
+// clientCertKeys are the settings of pip.conf (with or without leading
+// dashes) whose value is a client certificate: a credential with no URL.
+var clientCertKeys = nameSet{"client-cert", "client_cert"}
 
-// indexFileAuthenticates reports whether the configuration file at p sets
-// an index URL with a user in it, or a client certificate; or exists but
-// cannot be read whole, which counts as one.
+// indexFileAuthenticates reports whether the configuration file at p
+// holds a URL with a user in it on any line, whatever the setting (an
+// index's url in a TOML inline table or an array over lines, a git
+// source with a token, a pip.conf value continued over lines), or a
+// client certificate; or exists but cannot be read whole, which counts as
+// one.
 func indexFileAuthenticates(p string) bool {
-	continued := false // a pip.conf value goes on over indented lines
 	return configLines(p, func(line string) bool {
-		if continued && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
-			return carriesUserinfo(line)
+		if carriesUserinfo(line) {
+			return true
 		}
-		continued = false
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return false
-		}
-		k = strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'-`))
-		if !pythonIndexKeys.has(k) {
-			return false
-		}
-		continued = true
-		return k == "client-cert" || k == "client_cert" || carriesUserinfo(v)
+		k, _, ok := strings.Cut(line, "=")
+		return ok && clientCertKeys.has(strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'-`)))
 	})
 }
 
 // configLines reports whether found holds for a line of the file at p,
-// or the file exists but cannot be read whole (it may hold anything).
+// or the file exists but cannot be read whole (it may hold anything):
+// larger than a project file may be, or no regular file (a FIFO put in
+// its place fails the read at once, instead of holding it: readProjectFile).
 func configLines(p string, found func(line string) bool) bool {
-	f, err := os.Open(p)
+	b, err := readProjectFile(p)
 	if err != nil {
-		return !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
+		return !os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
-	for sc.Scan() {
-		if found(sc.Text()) {
+	for line := range strings.Lines(string(b)) {
+		if found(strings.TrimRight(line, "\r\n")) {
 			return true
 		}
 	}
-	return sc.Err() != nil
+	return false
 }
 
 // pythonDownload reports whether argv is a Python package manager's

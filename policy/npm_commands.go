@@ -194,19 +194,6 @@ var npmValueOptions = nameSet{
 	"workspace",
 }
 
-// npmValueShorthands are npm's shorthands for a value option without its
-// value (npm -w web install, npm -C dir install; npm -q is --loglevel warn,
-// value included). From the same file.
-var npmValueShorthands = table[string]{
-	{"C", "prefix"},
-	{"L", "location"},
-	{"c", "call"},
-	{"enjoy-by", "before"},
-	{"m", "message"},
-	{"reg", "registry"},
-	{"w", "workspace"},
-}
-
 // npmFlagOptions are npm's other options: those it reads as a flag (their
 // type has Boolean), needed to tell which option an abbreviation is. From
 // the same file. Sorted.
@@ -223,38 +210,4 @@ var npmFlagOptions = nameSet{
 	"save-exact", "save-optional", "save-peer", "save-prod", "shrinkwrap", "sign-git-commit", "sign-git-tag",
 	"strict-allow-scripts", "strict-peer-deps", "strict-ssl", "timing", "unicode", "update-notifier", "usage",
 	"version", "versions", "workspaces", "workspaces-update", "yes",
-}
-
-// npmTakesValue reports whether npm reads the option word a as one taking
-// the next word as its value, as npm's parser (nopt) does: a shorthand
-// (-w, --reg), a value option's name, or, for a long option, a start of
-// a name that no other option's name starts with (--logl is --loglevel).
-// --no-X, a flag, and an option npm does not know take no value.
-func npmTakesValue(a string) bool {
-	if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") || a == "-" || a == "--" {
-		return false
-	}
-	long := strings.HasPrefix(a, "--")
-	name := strings.TrimLeft(a, "-")
-	if strings.HasPrefix(name, "no-") {
-		return false // --no-X is X=false, whatever X is
-	}
-	if full, ok := npmValueShorthands.lookup(name); ok {
-		name = full
-	}
-	if npmValueOptions.has(name) || npmFlagOptions.has(name) || !long {
-		return npmValueOptions.has(name)
-	}
-	var only string
-	for _, set := range []nameSet{npmValueOptions, npmFlagOptions} {
-		for _, o := range set {
-			if strings.HasPrefix(o, name) {
-				if only != "" {
-					return false // the start of two names: npm expands neither
-				}
-				only = o
-			}
-		}
-	}
-	return npmValueOptions.has(only)
 }

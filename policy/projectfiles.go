@@ -1,13 +1,16 @@
 package policy
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/execgate/execgate/internal/state"
 )
 
 // Files a project ships can make a program run code on a command that
@@ -269,15 +272,14 @@ func argAfter(args []word, i int) string {
 // would (a key in a comment or a string), which can only ask more. A file
 // that exists but cannot be read is reported too.
 func fileHasKey(p string, keys ...string) (int, bool) {
-	f, err := os.Open(p)
+	b, err := readProjectFile(p)
 	if err != nil {
-		return 0, !os.IsNotExist(err) && !strings.Contains(err.Error(), "not a directory")
+		return 0, !os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxProjectFile)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		n++
+		line = strings.TrimRight(line, "\r\n")
 		for {
 			before, after, ok := strings.Cut(line, "=")
 			if !ok {
@@ -294,7 +296,7 @@ func fileHasKey(p string, keys ...string) (int, bool) {
 			line = after
 		}
 	}
-	return 0, sc.Err() != nil
+	return 0, false
 }
 
 // goFlagsFile: GOFLAGS, from the environment or the go env file (go env
@@ -441,16 +443,11 @@ func wordTexts(ws []word) []string {
 	return out
 }
 
-// readProjectFile reads a file of at most maxProjectFile bytes.
+// readProjectFile reads a regular file of at most maxProjectFile bytes,
+// without waiting on what is not one: a FIFO put in a project file's place
+// fails at once (state.ReadFile) instead of holding every later command.
 func readProjectFile(p string) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxProjectFile {
-		return nil, fmt.Errorf("not a regular file of at most %d bytes", maxProjectFile)
-	}
-	return os.ReadFile(p)
+	return state.ReadFile(p, maxProjectFile)
 }
 
 // patchProblems lists what a patch text does that a wildcard may not

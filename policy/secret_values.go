@@ -33,8 +33,20 @@ func carriesUserinfo(v string) bool {
 // build needs it.
 var publicPrefixes = [...]string{"EXPO_PUBLIC_", "GATSBY_", "NEXT_PUBLIC_", "NUXT_PUBLIC_", "PUBLIC_", "REACT_APP_", "VITE_"}
 
-// publicByConvention reports whether name is one of those (publicPrefixes).
+// neverPublic matches what no framework builds into a page by design: a
+// password, a secret, a private key, a service role's key. A name with
+// a public prefix that says so (PUBLIC_KEY_PASSWORD, VITE_CLIENT_SECRET)
+// is a secret under a prefix that happens to match, or one put there by
+// mistake, which the build would publish but the allowed hosts need not
+// get first.
+var neverPublic = &lazyRegexp{expr: `(?i)(SECRET|PASSW|PASSPHRASE|PRIVATE_?KEY|SERVICE_?ROLE|(^|_)PASS($|_)|(^|_)PWD$)`}
+
+// publicByConvention reports whether name is one of those
+// (publicPrefixes), and says nothing that is never public (neverPublic).
 func publicByConvention(name string) bool {
+	if neverPublic.get().MatchString(name) {
+		return false
+	}
 	for _, p := range publicPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true

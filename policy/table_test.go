@@ -81,7 +81,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"treeMakers":   treeMakers, // the kernel sandbox (issue 24)
 		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
 		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "registryActions": registryActions, "regenerated": regenerated, "indexVars": indexVars, "npmAuthKeys": npmAuthKeys,
-		"npmValueOptions": npmValueOptions, "npmFlagOptions": npmFlagOptions, "pythonIndexKeys": pythonIndexKeys,
+		"npmValueOptions": npmValueOptions, "npmFlagOptions": npmFlagOptions, "clientCertKeys": clientCertKeys, "npmrcConfigKeys": npmrcConfigKeys, "elsewhereVars": elsewhereVars, "npmElsewhere": npmElsewhere,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
@@ -98,7 +98,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		// the kernel sandbox (issue 24)
 		"ruleNeeds": tableKeys(ruleNeeds), "hostServices": tableKeys(hostServices), "lossPrograms": tableKeys(lossPrograms),
 		"fetchers": tableKeys(fetchers), "confinedFetches": tableKeys(confinedFetches), "npmCommands": tableKeys(npmCommands),
-		"npmValueShorthands": tableKeys(npmValueShorthands),
+		"npmShorthands": tableKeys(npmShorthands), "npmFlagValues": tableKeys(npmFlagValues),
 	}
 	for name, k := range keys {
 		assert.True(t, slices.IsSorted(k), "%s is not sorted", name)
