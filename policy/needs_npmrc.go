@@ -28,47 +28,77 @@ func (a *analyzer) registryTokenFiles(seg *Segment, words []word) {
 	if _, ok := confinedFetch(argv); !ok {
 		return
 	}
-	if a.cwd == "" {
+	if a.cwd == "" || npmrcTokens(a.cwd, a.home, a.env) {
 		seg.registryToken = true
 		return
 	}
+	if pythonDownload(argv) && pythonIndexTokens(argv, a.cwd, a.home, a.env) {
+		seg.registryToken = true
+	}
+}
+
+// RegistryTokenFiles reports whether code run in dir could read a
+// registry's credentials from a file npm, pip or uv would take them from
+// there (npmrcTokens, pythonIndexTokens). Code that can is no one's to
+// reach the registries with: with the agent's hosts allowed, the shim
+// gives such a command no proxy to them.
+func RegistryTokenFiles(dir, home string, getenv func(string) string) bool {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return dir == "" || npmrcTokens(dir, home, getenv) || pythonIndexTokens(nil, dir, home, getenv)
+}
+
+// npmrcTokens reports whether an .npmrc npm run in dir reads holds a
+// registry's credentials: dir's and each one's above (but the home's,
+// which the sandbox keeps from it), the user and global configuration the
+// environment names, and those these name in turn.
+func npmrcTokens(dir, home string, getenv func(string) string) bool {
+	resolve := func(p string) string {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
+			p = filepath.Join(home, rest)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return p
+	}
 	var files []string
 	for _, k := range []string{"npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG"} {
-		if v := a.env(k); v != "" {
-			files = append(files, a.resolveFrom(v))
+		if v := getenv(k); v != "" {
+			files = append(files, resolve(v))
 		}
 	}
-	for d := a.cwd; d != ""; d = parentDir(d) {
-		if d != a.home {
+	for d := dir; d != ""; d = parentDir(d) {
+		if d != home {
 			files = append(files, filepath.Join(d, ".npmrc"))
 		}
 	}
 	for i := 0; i < len(files); i++ {
 		if i == maxNpmrcFiles || npmrcAuthenticates(files[i]) {
-			seg.registryToken = true
-			return
+			return true
 		}
 		for _, v := range npmrcNamedConfigs(files[i]) {
 			if strings.Contains(v, "${") {
-				seg.registryToken = true // only known when npm reads it
-				return
+				return true // only known when npm reads it
 			}
-			if rest, ok := strings.CutPrefix(v, "~/"); ok && a.home != "" {
-				v = filepath.Join(a.home, rest)
-			}
-			if f := a.resolveFrom(v); !slices.Contains(files, f) {
+			if f := resolve(v); !slices.Contains(files, f) {
 				files = append(files, f)
 			}
 		}
 	}
-	if pythonDownload(argv) {
-		for _, f := range pythonIndexFiles(argv, a.cwd, a.home, a.env) {
-			if indexFileAuthenticates(f) {
-				seg.registryToken = true
-				return
-			}
+	return false
+}
+
+// pythonIndexTokens reports whether a configuration file pip or uv run
+// by argv in dir reads holds an index's credentials (pythonIndexFiles).
+func pythonIndexTokens(argv []string, dir, home string, getenv func(string) string) bool {
+	for _, f := range pythonIndexFiles(argv, dir, home, getenv) {
+		if indexFileAuthenticates(f) {
+			return true
 		}
 	}
+	return false
 }
 
 // maxNpmrcFiles bounds the .npmrc files one download's check reads,

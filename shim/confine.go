@@ -122,9 +122,12 @@ func (s *session) grantsFor(req policy.Request, n policy.Needs) *sandbox.Grants 
 		// private network namespace, that reaches nothing outside.
 		Loopback: n.RunCode && !n.Network,
 	}
-	if g.Loopback && len(s.extra.Hosts) > 0 {
+	if g.Loopback && len(s.extra.Hosts) > 0 && !policy.RegistryTokenFiles(req.Cwd, req.Home, s.getenv) {
 		// And reach the agent's allowed hosts through the proxy
 		// (hostproxy.go): pip, npm or go fetching from their registries.
+		// Not where it could read a registry's token from a file (a
+		// workspace's .npmrc, a pip.conf): the registry would take a
+		// publish with it.
 		g.Proxy = proxyAddr
 		// Without a registry's token, nor any other secret of the
 		// environment: an allowed registry takes publishes on the host

@@ -39,6 +39,9 @@ type confinementJSON struct {
 	// command reaching the allowed hosts runs without: its secrets
 	// (policy.SecretVariables).
 	Withheld []string `json:"withheld,omitempty"`
+	// NoProxy: the agent allows hosts, but the command could read a
+	// registry's token from a file, so it gets no proxy to them.
+	NoProxy bool `json:"noProxy,omitempty"`
 }
 
 // probeSandbox says whether this machine can confine (sandbox.Probe).
@@ -114,9 +117,14 @@ func confinementOf(c *checker, res *policy.Result, getenv func(string) string) c
 	}
 	out := confinementJSON{Needs: n, Sandbox: st.Reason, Extra: c.extra, Loopback: c.loopbackOf(n, st), Leftovers: c.leftoversOf(n, st)}
 	if out.Loopback == "private" && len(c.extra.Hosts) > 0 {
-		// As the shim's grants: code that reaches the proxy runs
+		// As the shim's grants: code that could read a registry's
+		// token from a file gets no proxy; code that reaches it runs
 		// without the environment's secrets.
-		out.Withheld = policy.SecretVariables(os.Environ())
+		if policy.RegistryTokenFiles(c.base.Cwd, c.base.Home, getenv) {
+			out.NoProxy = true
+		} else {
+			out.Withheld = policy.SecretVariables(os.Environ())
+		}
 	}
 	if policy.CanConfine(c.base.Policy, *res, n, st.Supported()) && c.refusal == "" {
 		out.Confined = true
@@ -151,6 +159,9 @@ func writeConfinement(w io.Writer, cj confinementJSON, res policy.Result, p conf
 		fmt.Fprintln(w, "network: a private loopback of its own (a test's server works; nothing outside is reached)")
 	case cj.Loopback != "":
 		fmt.Fprintf(w, "network: %s\n", cj.Loopback)
+	}
+	if cj.NoProxy {
+		fmt.Fprintln(w, "network: no proxy to the allowed hosts: a registry's token is in a file it can read (an .npmrc, a pip.conf)")
 	}
 	if len(cj.Withheld) > 0 {
 		fmt.Fprintf(w, "environment: runs without %s (secrets: it reaches the allowed hosts)\n", strings.Join(cj.Withheld, ", "))

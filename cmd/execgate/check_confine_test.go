@@ -206,3 +206,23 @@ func TestCheckDownloadThroughAllowedHosts(t *testing.T) {
 	out, _ = check()
 	assert.Contains(t, out, "needs more than the sandbox: npm ci downloads from the npm registry, over the network\n")
 }
+
+// TestCheckSaysNoProxyWithATokenFile: check says, as the shim does, that
+// code which could read a registry's token from a file gets no proxy to
+// the allowed hosts.
+func TestCheckSaysNoProxyWithATokenFile(t *testing.T) {
+	checkEnv(t)
+	pinSandbox(t, true)
+	cfg := filepath.Join(t.TempDir(), "exec-approvals.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"version": 1, "agents": {"test": {"sandbox": {"hosts": ["registry.npmjs.org"]}}}}`), 0o600))
+	work := t.TempDir()
+	check := func() string {
+		var out, errb bytes.Buffer
+		code := run([]string{"execgate", "--config", cfg, "--agent", "test", "check", "--cwd", work, "--", "python3 repro.py"}, strings.NewReader(""), &out, &errb)
+		require.Equal(t, 0, code, errb.String())
+		return out.String()
+	}
+	assert.NotContains(t, check(), "no proxy")
+	require.NoError(t, os.WriteFile(filepath.Join(work, ".npmrc"), []byte("//registry.npmjs.org/:_authToken=npm_x\n"), 0o600))
+	assert.Contains(t, check(), "network: no proxy to the allowed hosts: a registry's token is in a file it can read (an .npmrc, a pip.conf)\n")
+}
