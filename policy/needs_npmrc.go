@@ -164,17 +164,23 @@ func registryToken(res Result) bool {
 	return false
 }
 
-// EnvironCredentials lists the variables of environ that give npm a
-// registry's credentials as its configuration: npm reads any
-// npm_config_* variable, whatever its case, as a setting, so a token may
-// come under a name no list holds (npm_config_//registry.npmjs.org/:_authToken,
-// which a shell passes on though it cannot set it). A download with one
-// asks, as with RegistryCredentials: npm holds the token, and what it
-// installs could take it from npm's environment and publish.
+// EnvironCredentials lists the variables of environ that give npm, uv or
+// pip a registry's credentials under a name no list holds: npm reads any
+// npm_config_* variable, whatever its case, as a setting
+// (npm_config_//registry.npmjs.org/:_authToken, which a shell passes on
+// though it cannot set it); uv reads an index's user and password from
+// UV_INDEX_NAME_USERNAME and _PASSWORD; pip and uv read the netrc file
+// NETRC names. A download with one asks, as with RegistryCredentials: the
+// tool holds the credential, and what it installs could take it from the
+// tool's environment and publish.
 func EnvironCredentials(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
+		name, value, _ := strings.Cut(kv, "=")
+		if uvIndexCredential(name) || name == "NETRC" && value != "" {
+			out = append(out, name)
+			continue
+		}
 		if len(name) <= len("npm_config_") || !strings.EqualFold(name[:len("npm_config_")], "npm_config_") {
 			continue
 		}
@@ -224,4 +230,20 @@ func SecretVariables(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// uvIndexCredential reports whether name is one of uv's variables for an
+// index's credentials: UV_INDEX_NAME_USERNAME, UV_INDEX_NAME_PASSWORD
+// (https://docs.astral.sh/uv/concepts/indexes/#providing-credentials-directly).
+func uvIndexCredential(name string) bool {
+	rest, ok := strings.CutPrefix(name, "UV_INDEX_")
+	if !ok {
+		return false
+	}
+	for _, suffix := range []string{"_USERNAME", "_PASSWORD"} {
+		if index, ok := strings.CutSuffix(rest, suffix); ok && index != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -51,11 +51,13 @@ func TestRegistryTokenInNpmrc(t *testing.T) {
 // case, as a setting, a registry's credentials included.
 func TestEnvironCredentials(t *testing.T) {
 	for _, kv := range []string{"npm_config_//registry.npmjs.org/:_authToken=npm_x", "NPM_CONFIG_//npm.example.com/:_AUTHTOKEN=x",
-		"npm_config__auth=dXNlcjpw", "Npm_Config__authToken=x", "npm_config_//r.example/:_password=cA==", "npm_config_keyfile=/k.pem"} {
+		"npm_config__auth=dXNlcjpw", "Npm_Config__authToken=x", "npm_config_//r.example/:_password=cA==", "npm_config_keyfile=/k.pem",
+		"UV_INDEX_INTERNAL_PASSWORD=pw", "UV_INDEX_CORP_PROXY_USERNAME=me", "NETRC=/work/ci.netrc"} {
 		assert.Len(t, EnvironCredentials([]string{"HOME=/h", kv}), 1, kv)
 	}
 	for _, kv := range []string{"npm_config_registry=https://registry.npmjs.org/", "npm_config_cache=/c", "npm_config_=x",
-		"NPM_TOKEN_FILE=x", "npm_config_//registry.npmjs.org/:always-auth=true", "MY_npm_config__auth=x"} {
+		"NPM_TOKEN_FILE=x", "npm_config_//registry.npmjs.org/:always-auth=true", "MY_npm_config__auth=x",
+		"UV_INDEX_URL=https://pypi.org/simple", "UV_INDEX_STRATEGY=first-index", "UV_INDEX__PASSWORD=x", "NETRC="} {
 		assert.Empty(t, EnvironCredentials([]string{kv}), kv)
 	}
 }

@@ -205,6 +205,12 @@ func TestCheckDownloadThroughAllowedHosts(t *testing.T) {
 	write(`"pypi.org"`)
 	out, _ = check()
 	assert.Contains(t, out, "needs more than the sandbox: npm ci downloads from the npm registry, over the network\n")
+
+	// An index's password for uv in the environment: the download asks.
+	write(`"registry.npmjs.org"`)
+	t.Setenv("UV_INDEX_CORP_PASSWORD", "pw")
+	out, _ = check()
+	assert.Contains(t, out, "needs more than the sandbox: npm ci downloads from the npm registry, over the network\n")
 }
 
 // TestCheckSaysNoProxyWithATokenFile: check says, as the shim does, that
