@@ -4,7 +4,7 @@ import "strings"
 
 // assignedName finds the variables a command's text assigns (X=1 cmd,
 // export X=1, env X=1 cmd).
-var assignedName = &lazyRegexp{expr: `(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=`}
+var assignedName = &lazyRegexp{expr: `(?:^|[\s;&|("'])([A-Za-z_][A-Za-z0-9_]*)=`}
 
 // downloadEnvPrefixes are the prefixes under which npm, pip and uv read
 // their options from the environment (npm_config_prefix is --prefix,

@@ -56,6 +56,7 @@ func TestDownloadConfiguredByTheCommand(t *testing.T) {
 		"npm_config_userconfig=ci.npmrc npm ci", "env npm_config_registry=http://r.example/ npm ci",
 		"PIP_TARGET=/opt/x pip install x", "PIP_USER=1 pip install x", "PIP_FIND_LINKS=https://e.example/ pip install x",
 		"PIP_CONFIG_FILE=ci/pip.conf pip install x", "UV_INDEX_CORP_PASSWORD=x uv sync", "UV_SYSTEM_PYTHON=1 uv pip install x",
+		`env "npm_config_location=global" npm install x`, `export 'PIP_TARGET=/opt/x'; pip install x`,
 	} {
 		assert.False(t, within(c, nil), c)
 	}
