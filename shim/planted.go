@@ -121,14 +121,11 @@ func identify(p string) (fileID, bool) {
 	mode := uint32(st.Mode) // uint16 on darwin
 	id := fileID{Mode: mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino)}
 	if mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxHashed {
-		// (Not blocking: a FIFO put there since the lstat opens at once.)
-		if f, err := state.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err == nil {
-			h := sha256.New()
-			_, err := io.Copy(h, io.LimitReader(f, maxHashed+1))
-			f.Close()
-			if err == nil {
-				id.Sum = hex.EncodeToString(h.Sum(nil))
-			}
+		// (A FIFO put there since the lstat is refused without waiting;
+		// a file grown past maxHashed is known by its other fields.)
+		if b, err := state.ReadRegular(p, syscall.O_NOFOLLOW, maxHashed); err == nil {
+			sum := sha256.Sum256(b)
+			id.Sum = hex.EncodeToString(sum[:])
 		}
 	}
 	return id, true

@@ -1,10 +1,12 @@
 package state
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -122,4 +124,45 @@ func TestOpenFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", string(b))
 	require.NoError(t, f.Close())
+}
+
+// TestReadRegular: whole files up to the limit, an error past it, and
+// neither a FIFO (refused at once, not waited on) nor, with O_NOFOLLOW, a
+// link read.
+func TestReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	for _, n := range []int{0, 1, 511, 512, 513, 4096, 70000} {
+		want := bytes.Repeat([]byte{'x'}, n)
+		require.NoError(t, os.WriteFile(p, want, 0o600))
+		got, err := ReadFile(p, int64(n))
+		require.NoError(t, err, "size %d", n)
+		require.Equal(t, want, got, "size %d", n)
+		if n > 0 {
+			_, err = ReadFile(p, int64(n-1))
+			require.ErrorContains(t, err, "larger than", "size %d", n)
+		}
+	}
+
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	// A writer holds it open, so a blocking read would wait for ever.
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = ReadFile(fifo, 100)
+	require.ErrorIs(t, err, errNotRegular)
+
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(p, link))
+	_, err = ReadRegular(link, syscall.O_NOFOLLOW, 1<<20)
+	require.ErrorIs(t, err, syscall.ELOOP)
+	got, err := ReadFile(link, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, got, 70000)
+
+	_, err = ReadFile(filepath.Join(dir, "missing"), 1)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "open", pe.Op) // what callers take for "not there"
 }
