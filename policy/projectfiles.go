@@ -97,10 +97,44 @@ func versionLoadsProject(name string) bool {
 // requests make groff include any other file: a page in the workspace
 // can print ~/.ssh/id_rsa (executed). What the page includes cannot be
 // proven from its text (macros can build the request), so it asks.
+//
+// A manual path (-M DIR, -MDIR, --manpath DIR, --manpath=DIR) is the same:
+// man looks its pages up there, so a page in the workspace is formatted
+// whatever the operand (executed: man --manpath=./m x printed the key a
+// page's .so named). Its directories are judged as local files.
 func (a *analyzer) manLocalFiles(seg *Segment, args []word) {
-	local := false
+	if a.manSearchesWorkspace(seg) {
+		return
+	}
+	local, manpath := false, false
 	for _, w := range args {
 		t := w.text
+		if manpath {
+			// The value of -M or --manpath, a colon-separated list.
+			manpath = false
+			if a.manPathLocal(seg, w, t) {
+				return
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(t, "--manpath="); ok {
+			if a.manPathLocal(seg, w, v) {
+				return
+			}
+			continue
+		}
+		if t == "--manpath" {
+			manpath = true
+			continue
+		}
+		if v, ok := manShortManpath(t); ok {
+			if v == "" {
+				manpath = true
+			} else if a.manPathLocal(seg, w, v) {
+				return
+			}
+			continue
+		}
 		if v, ok := strings.CutPrefix(t, "--local-file="); ok {
 			local, t = true, v
 		} else if t == "-l" || t == "--local-file" {
@@ -116,6 +150,61 @@ func (a *analyzer) manLocalFiles(seg *Segment, args []word) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("man formats a local file (%s), whose .so requests can include any other file, credentials too", t), Rule: "repo-config-program", Effect: EffectCredentials})
 		return
 	}
+}
+
+// manSearchesWorkspace: without -M, man-db looks pages up in MANPATH, or
+// in the manual directories beside each PATH entry (DIR/../man,
+// DIR/../share/man, DIR/man), those first whose entry comes first. An
+// activated virtual environment (.venv/bin on PATH) thus puts
+// .venv/share/man before the system's pages, and a page a confined
+// command wrote there is what `man ls` formats (executed: its .so printed
+// the key). An entry of either variable in the workspace, or whose
+// parent is, makes every man command a local page. It says whether it
+// added the reason.
+func (a *analyzer) manSearchesWorkspace(seg *Segment) bool {
+	for _, v := range []string{"MANPATH", "PATH"} {
+		for _, dir := range strings.Split(a.env(v), ":") {
+			if dir == "" {
+				continue
+			}
+			if !a.insideWorkspace(dir) && !a.insideWorkspace(filepath.Dir(dir)) {
+				continue
+			}
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("man looks pages up beside %s (%s), in the workspace, whose .so requests can include any other file, credentials too", v, dir), Rule: "repo-config-program", Effect: EffectCredentials})
+			return true
+		}
+	}
+	return false
+}
+
+// manShortManpath finds -M in a cluster of man's short options (-M DIR,
+// -MDIR, -aM DIR) and returns what follows it in the word: the
+// directory, or "" when it is the next word. A cluster in which a letter
+// before M takes a value of its own (-rM…) is read as -M too: more is
+// judged, never less.
+func manShortManpath(t string) (string, bool) {
+	if !strings.HasPrefix(t, "-") || strings.HasPrefix(t, "--") {
+		return "", false
+	}
+	_, v, ok := strings.Cut(t[1:], "M")
+	return v, ok
+}
+
+// manPathLocal judges one manual path given to man: every directory of it
+// that is not the system's (or a word only known at run time) is a local
+// page as -l's file is. It says whether it added the reason.
+func (a *analyzer) manPathLocal(seg *Segment, w word, v string) bool {
+	for _, dir := range strings.Split(v, ":") {
+		if dir == "" {
+			continue
+		}
+		if abs := a.resolve(dir); w.literal() && abs != "" && systemManPage(abs+"/") {
+			continue
+		}
+		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("man formats the pages of a manual path of its own (%s), whose .so requests can include any other file, credentials too", dir), Rule: "repo-config-program", Effect: EffectCredentials})
+		return true
+	}
+	return false
 }
 
 // systemManPage reports whether p lies where the system's packages keep

@@ -23,7 +23,7 @@ import (
 // linkFollowers says, per program, when it follows links met while it
 // recurses: the options that make it do so (follow), or always unless one
 // of the options that stop it (always, unless). Sources: each program's
-// manual (grep(1), rg(1), ag(1), ack(1), find(1), du(1), ls(1), tree(1),
+// manual (grep(1), rg(1), helm's chart loader, ag(1), ack(1), find(1), du(1), ls(1), tree(1),
 // cp(1), tar(1), rsync(1), zip(1), scp(1), diff(1), chmod(1), chown(1)).
 var linkFollowers = table[linkFollow]{
 	{"ack", linkFollow{follow: []string{"--follow"}}},
@@ -40,6 +40,10 @@ var linkFollowers = table[linkFollow]{
 	// -S, --dereference: ugrep's, which Claude Code's grep runs: with -r
 	// it follows every link, like -R.
 	{"grep", linkFollow{follow: []string{"-R", "--dereference-recursive", "-S", "--dereference"}}},
+	// helm loads a chart directory following every link in it (its
+	// loader walks with sympath.Walk, warning about each link), and
+	// template and show print what the chart's files hold.
+	{"helm", linkFollow{always: true}},
 	{"ls", linkFollow{follow: []string{"-L", "--dereference"}, recursive: []string{"-R", "--recursive"}}},
 	{"rg", linkFollow{follow: []string{"-L", "--follow"}}},
 	{"rsync", linkFollow{follow: []string{"-L", "--copy-links", "--copy-unsafe-links", "-k", "--copy-dirlinks"}}},
