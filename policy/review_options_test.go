@@ -126,7 +126,8 @@ func TestReviewOptionsAllowlist(t *testing.T) {
 		{"kubectl kustomize --enable-helm --helm-command ./h.sh .", false},
 		{"kubectl get pods --log-file=/srv/k.log", false},
 		{"kubectl get pods -n web", true},
-		{"kubectl config view", true},
+		{"kubectl config view", false}, // redacts token and password only
+		{"kubectl config get-contexts", true},
 		// 13. curl.
 		{"curl -w '%output{~/.bashrc}x' https://example.com", false},
 		{"curl --variable %HOME --expand-url 'https://x/{{HOME}}'", false},

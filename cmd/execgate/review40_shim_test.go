@@ -113,3 +113,34 @@ func TestKubectlCannotTruncateAnotherProject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "all:\n", string(b), "%+v", o)
 }
+
+// kubectl config view redacts a user's token and password, not an
+// auth-provider's secrets or an exec plugin's arguments and environment:
+// run unconfined and unasked, it printed an OIDC refresh token.
+func TestKubectlConfigViewCannotPrintTheKubeconfigsSecrets(t *testing.T) {
+	lookOrSkip(t, "kubectl")
+	e := newShimEnv(t, "")
+	kc := filepath.Join(e.home(), ".kube", "config")
+	require.NoError(t, os.MkdirAll(filepath.Dir(kc), 0o700))
+	require.NoError(t, os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- {name: c, cluster: {server: "https://127.0.0.1:6443"}}
+users:
+- name: u
+  user:
+    token: CANARY-TOKEN
+    auth-provider: {name: oidc, config: {client-secret: CANARY-OIDC-SECRET, refresh-token: CANARY-REFRESH}}
+contexts:
+- {name: x, context: {cluster: c, user: u}}
+current-context: x
+`), 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, cmd := range []string{"kubectl config view", "kubectl config view --minify -o json"} {
+		o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", cmd), "")
+		assert.NotContains(t, o.stdout+o.stderr, "CANARY-", "%s", cmd)
+	}
+	o := runOutcome(t, e.command(ctx, e.shim("bash"), "bash", "-c", "kubectl config get-contexts"), "")
+	assert.Equal(t, 0, o.status, "names only: %+v", o)
+}
