@@ -797,7 +797,14 @@ func (a *analyzer) stdinCode(seg *Segment, name string, s *syntax.Stmt, f frame,
 			// The heredoc is read by that shell, in its language (zsh's
 			// glob qualifiers are no bash extglob).
 			f.lang = shellLang(path.Base(name))
+			before := len(a.segs)
 			a.nested(seg, body, name+" heredoc", s, f)
+			if len(a.segs) == before {
+				// A body that runs no command (an empty line, a
+				// comment): the shell still starts, and what was judged
+				// must name it.
+				a.push(seg)
+			}
 			return true
 		}
 		if !ok {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +164,18 @@ func TestDockerClientConfig(t *testing.T) {
 	w.requireNotSafe("docker --config=./dcfg context ls", "docker client configuration")
 	w.requireSafe("docker ps")
 	w.requireSafe("docker --context dev ps")
+}
+
+// A shell fed a here-document that runs no command still starts: what
+// was judged names it (the differential against bash found `zsh` run and
+// nothing judged, for zsh <<'EOF' with an empty line).
+func TestShellFedAnEmptyHeredocIsJudged(t *testing.T) {
+	w := newWorld(t)
+	for _, c := range []string{"zsh <<'EOF'\n\nEOF", "bash <<'EOF'\n# nothing\nEOF"} {
+		res := w.analyze(c)
+		require.NotEmpty(t, res.Segments, "%q", c)
+		require.Equal(t, strings.Fields(c)[0], res.Segments[0].Argv[0], "%q", c)
+	}
+	res := w.analyze("zsh <<'EOF'\nls\nEOF")
+	require.Equal(t, "ls", res.Segments[0].Argv[0], "a body with commands is judged as them")
 }
