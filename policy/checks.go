@@ -48,15 +48,20 @@ func (a *analyzer) safeProgram(seg *Segment, name string, words []word) bool {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("runs %s, not the system's %s", quoteWord(words[0].shown()), name), Rule: "local-program"})
 		return false
 	}
-	safe := a.safeArgs(seg, name, name, spec, words[1:])
+	safe := a.safeArgs(seg, name, name, spec, words[1:], nil)
 	seg.networkQuery = safe && spec.Query
 	return safe
 }
 
 // safeArgs checks args against spec; label names the program (and
-// subcommand) in reasons.
-func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec, args []word) bool {
-	v := viewArgs(args, a.r.optionsWithValue(program))
+// subcommand) in reasons. inherited are the options a model with
+// subcommands allows with every one of them (its own only list).
+func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec, args []word, inherited []string) bool {
+	v := viewArgs(args, spec.optionsWithValue(a.r.optionsWithValue(program)))
+	only := spec.Only
+	if len(inherited) > 0 {
+		only = append(append([]string(nil), inherited...), spec.Only...)
+	}
 	ok := true
 	unsafe := func(text, rule string) {
 		seg.unsafe = true
@@ -107,9 +112,12 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			seg.credsModelled = true
 		}
 	}
-	if len(spec.Only) > 0 {
+	if len(only) > 0 {
 		for _, i := range v.options {
-			if !onlyAllows(spec.Only, v.words[i].text) {
+			if spec.Sub != nil && len(v.positional) > 0 && i > v.positional[0] {
+				break // the subcommand's model judges the options after it
+			}
+			if !onlyAllows(only, v.words[i].text) {
 				seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not read-only", label, v.words[i].text), Rule: "not-read-only", Coverable: true})
 				ok = false
 			}
@@ -148,7 +156,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		if subSpec == nil && sub.known && spec.isGroup(sub.text, releaseTrackOnly(strings.TrimPrefix(label, program))) {
 			// A command group (gcloud compute instances …): the verb
 			// comes later, under the same model.
-			return a.safeArgs(seg, program, label+" "+sub.text, spec, args[idx+1:]) && ok
+			return a.safeArgs(seg, program, label+" "+sub.text, spec, args[idx+1:], inherited) && ok
 		}
 		if !sub.known && spec.hasSecret() {
 			unsafe(fmt.Sprintf("%s %s is only known at run time, and could be a subcommand that prints secrets", label, sub.text), "prints-secret")
@@ -158,7 +166,7 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s is not a read-only subcommand", label, sub.text), Rule: "not-read-only", Coverable: true})
 			return false
 		}
-		return a.safeArgs(seg, program, label+" "+sub.text, subSpec, args[idx+1:]) && ok
+		return a.safeArgs(seg, program, label+" "+sub.text, subSpec, args[idx+1:], only) && ok
 	}
 	if spec.MaxPositionals != nil && len(ops) > *spec.MaxPositionals && !v.has(spec.PositionalsWith...) {
 		seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s with %d operands is not read-only", label, len(ops)), Rule: "not-read-only", Coverable: true})
@@ -272,6 +280,10 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		}
 	case "docker-inspect":
 		if why := dockerInspectUnsafe(v); why != "" {
+			unsafe(fmt.Sprintf("%s %s", label, why), "prints-secret")
+		}
+	case "systemctl-show":
+		if why := systemctlShowUnsafe(v); why != "" {
 			unsafe(fmt.Sprintf("%s %s", label, why), "prints-secret")
 		}
 	case "fmt-check":

@@ -118,7 +118,9 @@ func TestKubectlProfileOutputElsewhere(t *testing.T) {
 	for _, c := range []string{"kubectl get pods --cache-dir " + filepath.Dir(victim), "kubectl get po -o yaml --cache-dir ./c", "kubectl get po --cache-dir=c"} {
 		w.requireNotSafe(c, "discovery")
 	}
-	w.requireSafe("kubectl get pods --profile=cpu --profile-output=cpu.pprof")
+	// kubectl's model is allow-only: --profile is not among its options,
+	// in the workspace or not.
+	w.requireNotSafe("kubectl get pods --profile=cpu --profile-output=cpu.pprof", "not read-only")
 	w.requireSafe("kubectl get pods")
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -187,8 +188,19 @@ type safeSpec struct {
 	// words that finish "PROGRAM OPTION …" in a reason. An option written
 	// ^-x counts only before the subcommand.
 	Deny table[string] `json:"deny"`
-	// Only, when set, lists the only options allowed.
+	// Only, when set, lists the only options allowed. On a model with
+	// subcommands it lists the program's own options: those allowed
+	// before the subcommand, and with every subcommand, whose model is
+	// then allow-only too (with its own only list added). A program that
+	// runs unconfined (docker, kubectl, systemctl) has one, because an
+	// option its model does not list may name a host, a configuration or
+	// a file to write, and safe is proven.
 	Only []string `json:"only"`
+	// Flags are options that take no value in this (sub)command though
+	// the program's table says they take one elsewhere (kubectl logs -f
+	// follows; kubectl get -f names a file): the word after one is then
+	// judged, not skipped as its value.
+	Flags []string `json:"flags"`
 	// MaxPositionals caps the operands (uniq IN OUT writes OUT); -1 or
 	// absent means no cap.
 	MaxPositionals *int `json:"maxPositionals"`
@@ -259,6 +271,21 @@ func (s *safeSpec) subSpec(sub string) *safeSpec {
 		}
 	}
 	return best
+}
+
+// optionsWithValue returns the program's options that take a value
+// (withValue), less those that are flags in this (sub)command.
+func (s *safeSpec) optionsWithValue(withValue []string) []string {
+	if len(s.Flags) == 0 {
+		return withValue
+	}
+	out := make([]string, 0, len(withValue))
+	for _, o := range withValue {
+		if !slices.Contains(s.Flags, o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // hasSecret reports whether some subcommand below s prints secrets: a

@@ -115,6 +115,8 @@ func TestSafeProgramsAreSafe(t *testing.T) {
 				cmd += " ./chart"
 			case inv.spec.Check == "fmt-check":
 				cmd += " -check"
+			case inv.spec.Check == "systemctl-show":
+				cmd += " -p ActiveState nginx"
 			}
 			res := analyzeForTest(e, cmd)
 			if inv.spec.Secret != "" || inv.spec.Runner {
