@@ -282,6 +282,11 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		if why := dockerInspectUnsafe(v); why != "" {
 			unsafe(fmt.Sprintf("%s %s", label, why), "prints-secret")
 		}
+	case "gh-host", "gh-repo":
+		if why := ghHostUnsafe(v, spec.Check == "gh-repo"); why != "" {
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s", label, why), Rule: "not-read-only", Coverable: true})
+			ok = false
+		}
 	case "systemctl-show":
 		if why := systemctlShowUnsafe(v); why != "" {
 			unsafe(fmt.Sprintf("%s %s", label, why), "prints-secret")

@@ -128,32 +128,40 @@ func TestHostServicesAreAllowOnly(t *testing.T) {
 			open = append(open, name)
 			continue
 		}
-		for _, l := range leaves {
-			if l.spec.Secret != "" {
-				continue
-			}
-			base := l.cmd
-			switch l.spec.Check {
-			case "docker-inspect":
-				base += " --format '{{.State.Status}}' app"
-			case "systemctl-show":
-				base += " -p ActiveState nginx"
-			}
-			res := analyzeForTest(e, base)
-			require.Equal(t, Safe, res.Risk, "%q: %s", base, explain(res))
-			rest := strings.TrimPrefix(base, name)
-			for range 60 {
-				opt := randomOption(r)
-				if onlyAllows(l.only, opt) {
-					continue
-				}
-				for _, cmd := range []string{base + " " + opt, name + " " + opt + rest} {
-					res := analyzeForTest(e, cmd)
-					require.NotEqual(t, Safe, res.Risk, "%q: an option the model does not list is safe", cmd)
-				}
-			}
-		}
+		requireUnlistedOptionsAsk(t, e, r, name, leaves)
 	}
 	slices.Sort(open)
 	assert.Equal(t, stillOpenHostServices, open, "host services whose models are not allow-only")
+}
+
+// requireUnlistedOptionsAsk checks each leaf of program's model: the leaf
+// alone is safe, and a random option it does not list is not, before
+// the subcommand or after it.
+func requireUnlistedOptionsAsk(t *testing.T, e *Engine, r *rand.Rand, name string, leaves []hostOnlyLeaf) {
+	t.Helper()
+	for _, l := range leaves {
+		if l.spec.Secret != "" {
+			continue
+		}
+		base := l.cmd
+		switch l.spec.Check {
+		case "docker-inspect":
+			base += " --format '{{.State.Status}}' app"
+		case "systemctl-show":
+			base += " -p ActiveState nginx"
+		}
+		res := analyzeForTest(e, base)
+		require.Equal(t, Safe, res.Risk, "%q: %s", base, explain(res))
+		rest := strings.TrimPrefix(base, name)
+		for range 60 {
+			opt := randomOption(r)
+			if onlyAllows(l.only, opt) {
+				continue
+			}
+			for _, cmd := range []string{base + " " + opt, name + " " + opt + rest} {
+				res := analyzeForTest(e, cmd)
+				require.NotEqual(t, Safe, res.Risk, "%q: an option the model does not list is safe", cmd)
+			}
+		}
+	}
 }

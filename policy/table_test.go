@@ -82,7 +82,7 @@ func TestStaticTablesSorted(t *testing.T) {
 		"offlineFlags": offlineFlags, "modulePathVars": modulePathVars, "inertGoFlags": inertGoFlags,
 		"elsewhereOptions": elsewhereOptions, "registryCredentials": registryCredentials, "registryActions": registryActions, "regenerated": regenerated, "indexVars": indexVars, "npmAuthKeys": npmAuthKeys,
 		"npmValueOptions": npmValueOptions, "npmFlagOptions": npmFlagOptions, "clientCertKeys": clientCertKeys, "npmrcConfigKeys": npmrcConfigKeys, "elsewhereVars": elsewhereVars, "npmElsewhere": npmElsewhere,
-		"unitStateProperties": unitStateProperties,
+		"unitStateProperties": unitStateProperties, "githubHosts": githubHosts,
 	}
 	for name, s := range sets {
 		assert.True(t, slices.IsSorted(s), "%s is not sorted", name)
