@@ -101,8 +101,7 @@ func TightenFile(f *os.File) error {
 // ReadFile is os.ReadFile for a regular file, reading at most limit
 // bytes: more is an error. Anything but a regular file is an error too,
 // found without waiting: the open does not block (a FIFO put in a file's
-// place would hold the reader until something writes to it). flag adds to
-// O_RDONLY (O_NOFOLLOW, say).
+// place would hold the reader until something writes to it).
 //
 // It reads with plain system calls, not an *os.File: os.NewFile offers a
 // descriptor opened non-blocking to the runtime's network poller, which
@@ -138,11 +137,11 @@ func ReadRegular(name string, flag int, limit int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)]
 		}
 		n, err := syscall.Read(fd, b[len(b):cap(b)])
-		if err == syscall.EINTR || err == syscall.EAGAIN {
-			// (EAGAIN: not from a regular file; kept from spinning by
-			// the check above all the same.)
+		if err == syscall.EINTR {
 			continue
 		}
+		// (EAGAIN, which a regular file should never give, is an error
+		// like any other: retried, it could spin for ever.)
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
