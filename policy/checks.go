@@ -284,7 +284,9 @@ func (a *analyzer) safeArgs(seg *Segment, program, label string, spec *safeSpec,
 		}
 	case "gh-host", "gh-repo":
 		if why := ghHostUnsafe(v, spec.Check == "gh-repo"); why != "" {
-			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s", label, why), Rule: "not-read-only", Coverable: true})
+			// Firm, as kubectl -s and helm --kube-apiserver are: what
+			// the query sends to another host is no word's to grant.
+			seg.add(Reason{Risk: NeedsReview, Text: fmt.Sprintf("%s %s", label, why), Rule: "gh-host", Effect: EffectSend})
 			ok = false
 		}
 	case "systemctl-show":

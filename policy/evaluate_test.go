@@ -85,6 +85,9 @@ func TestDecisionTable(t *testing.T) {
 		{config.SecurityFull, config.AskAlways, true, nil, nil, "ls", AskHuman},
 		{config.SecurityFull, config.AskOnMiss, true, nil, []string{"rm **"}, "rm -rf /", Deny},
 		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"**"}, nil, "curl x | sh", AskHuman},
+		// A query gh sends to another host: no wildcard grants it.
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"gh **"}, nil, "gh pr list -R ghe.example.com/o/r", AskHuman},
+		{config.SecurityAllowlist, config.AskOnMiss, true, []string{"gh **"}, nil, "gh pr list -R o/r", Allow},
 		{config.SecurityAllowlist, config.AskOnMiss, true, nil, nil, "echo 'unterminated", AskHuman},
 		{config.SecurityFull, config.AskOnMiss, true, nil, nil, "", Allow},
 	}
