@@ -44,6 +44,7 @@ var reasonEffects = table[string]{
 	{"follows-links", EffectCredentials},
 	{"fork-bomb", EffectDestroy},
 	{"function-shadows-command", EffectCode},
+	{"gh-host", EffectSend},
 	{"git-signs", EffectCredentials},
 	{"glob-write", EffectWrite},
 	{"go-flags", EffectEnvironment},

@@ -32,6 +32,17 @@ type gitWorld struct {
 	env              map[string]string
 }
 
+// restat gives the clean tracked file name another modification time, so
+// that git status must refresh its index entry and write the index (which
+// runs post-index-change). Without it, whether status writes the index
+// depends on timing: only entries as new as the index itself ("racily
+// clean") are refreshed, and on a busy machine there were none.
+func (w *gitWorld) restat(t *testing.T, name string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(w.repo, name), past, past))
+}
+
 func newGitWorld(t *testing.T) *gitWorld {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -309,6 +320,7 @@ func execCases() []execCase {
 		{"man.man.path on --help", func(t *testing.T, w *gitWorld) { w.config(t, "man.man.path", w.failing) }, []string{"log", "--help"}, false, "man.man.path"},
 		{"hook post-index-change", func(t *testing.T, w *gitWorld) {
 			w.script(t, "../ws/repo/.git/hooks/post-index-change", "echo hook >> "+shellQuote(w.log))
+			w.restat(t, "b.bin")
 		}, []string{"status"}, false, "post-index-change"},
 		{"hook pre-commit", func(t *testing.T, w *gitWorld) {
 			w.script(t, "../ws/repo/.git/hooks/pre-commit", "echo hook >> "+shellQuote(w.log))
@@ -316,6 +328,7 @@ func execCases() []execCase {
 		{"hooks elsewhere", func(t *testing.T, w *gitWorld) {
 			w.script(t, "hooks/post-index-change", "echo hook >> "+shellQuote(w.log))
 			w.config(t, "core.hooksPath", filepath.Join(w.root, "bin", "hooks"))
+			w.restat(t, "b.bin")
 		}, []string{"status"}, false, "post-index-change"},
 		{"include.path", func(t *testing.T, w *gitWorld) {
 			f := filepath.Join(w.root, "inc.cfg")
